@@ -1,0 +1,63 @@
+# ceres-export: on a fresh Debian 12 machine `make demo` and `make test` do all
+# the set-up themselves (every target depends on deps).
+
+GO        ?= go
+BIN       := bin/ceres-export
+CACHE     := .cache
+DEMO_DIR  := $(CACHE)/demo
+APT_PKGS  := pkg-config ffmpeg libavcodec-dev libavformat-dev libavutil-dev \
+             libswscale-dev libswresample-dev libavfilter-dev libavdevice-dev
+PKGCONFIG := libavcodec libavformat libavutil libswscale libswresample libavfilter libavdevice
+
+.PHONY: all deps build test demo bench conformance fuzz vet clean
+
+all: build
+
+# deps installs what a fresh machine lacks: FFmpeg 5.1 dev packages and the
+# ffmpeg CLI (the benchmark's reference), Go modules, and the RFC 8785 npm
+# package the canonicalisation cross-check runs under node.
+deps: $(CACHE)/deps.stamp
+
+$(CACHE)/deps.stamp: go.mod go.sum Makefile
+	@mkdir -p $(CACHE)
+	@if ! pkg-config --exists $(PKGCONFIG) 2>/dev/null || ! command -v ffmpeg >/dev/null; then \
+		echo "installing FFmpeg development packages"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(APT_PKGS); \
+	fi
+	$(GO) mod download
+	@if [ ! -f $(CACHE)/npm/node_modules/canonicalize/package.json ]; then \
+		npm install --silent --no-audit --no-fund --prefix $(CACHE)/npm canonicalize@2.0.0; \
+	fi
+	@touch $@
+
+build: deps
+	$(GO) build -o $(BIN) ./cmd/ceres-export
+
+vet: deps
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+test: deps vet
+	CERES_NPM_DIR=$(abspath $(CACHE)/npm) $(GO) test -count=1 -timeout 40m ./...
+
+demo: build
+	$(BIN) spec check taskspec/testdata/example.json
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+
+# fuzz runs every fuzz target for FUZZTIME each.
+FUZZTIME ?= 30s
+fuzz: deps
+	@for pkg in $$($(GO) list ./...); do \
+		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+conformance: build
+	bash tests/conformance/run.sh
+
+clean:
+	rm -rf bin $(CACHE)

@@ -1,0 +1,393 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ceres-robotics/ceres-export/journal"
+	"github.com/ceres-robotics/ceres-export/plan"
+)
+
+const journalInspectExitStatus = `
+EXIT STATUS
+  0  the journal is readable (a torn tail, a missing END and anomalous
+     attempts are reported, not errors)
+  1  a record breaks the format's rules, or the specification is rejected
+  2  usage error, or DIR cannot be read
+  3  the journal is corrupt: a bad checksum mid-segment, a missing segment,
+     a bad segment header (--salvage reads past corruption)
+`
+
+func newJournalCmd(s streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "journal",
+		Short: "Read CERES source journals",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newJournalInspectCmd(s, nil))
+	return cmd
+}
+
+// JournalInspectOptions are the options of `journal inspect`.
+type JournalInspectOptions struct {
+	Dir     string // the session directory
+	JSON    bool   // print one JSON document instead of text
+	Salvage bool   // read past corruption, reporting what was skipped
+	// FPS is the dataset rate the plan's frame counts use; 0 means the
+	// default of export-semantics.md: the nominal fps of the first video
+	// stream, else the rate of the first sensor stream, rounded.
+	FPS int
+}
+
+// AddFlags registers the options' flags on cmd.
+func (o *JournalInspectOptions) AddFlags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print one JSON document")
+	cmd.Flags().BoolVar(&o.Salvage, "salvage", false, "read past corrupt records, reporting every byte range skipped")
+	cmd.Flags().IntVar(&o.FPS, "fps", 0, "dataset rate for frame counts (default: first video stream's fps, else first sensor stream's rate)")
+}
+
+// newJournalInspectCmd builds `journal inspect`; runF, when not nil,
+// replaces runJournalInspect so tests can check flag parsing alone.
+func newJournalInspectCmd(s streams, runF func(context.Context, JournalInspectOptions, streams) error) *cobra.Command {
+	var opts JournalInspectOptions
+	cmd := &cobra.Command{
+		Use:   "inspect DIR",
+		Short: "Show what a session's journal holds and what an export would do with each attempt",
+		Long: `Inspect reads the journal of the session directory DIR, validates every
+record, and prints the session, its streams and segments, every attempt with
+its fate (accepted as episode N, retried, incomplete, empty, anomalous), window
+and outcome, the pauses and resets, and whatever was torn, skipped, unknown or
+unterminated.
+` + journalInspectExitStatus,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Dir = args[0]
+			if opts.FPS < 0 || opts.FPS > plan.MaxFPS {
+				return withCode(exitUsage, fmt.Errorf("--fps %d outside [1, %d]", opts.FPS, plan.MaxFPS))
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts, s)
+			}
+			return runJournalInspect(cmd.Context(), opts, s)
+		},
+	}
+	opts.AddFlags(cmd)
+	return cmd
+}
+
+// inspection is the --json document of `journal inspect`.
+type inspection struct {
+	Session journal.Session `json:"session"`
+	Spec    *specSummary    `json:"spec"` // null when the journal has no SPEC
+	Media   []journal.Media `json:"media"`
+	End     *journal.End    `json:"end"` // null for an unterminated session
+	Report  journal.Report  `json:"report"`
+	// FPSSource says where FPS came from: "--fps", "video stream X" or
+	// "sensor stream X".
+	FPSSource string     `json:"fpsSource"`
+	Plan      *plan.Plan `json:"plan"`
+}
+
+// specSummary is the part of the applied specification inspect shows.
+type specSummary struct {
+	Hash       string        `json:"hash"`
+	RunTitle   string        `json:"runTitle"`
+	CycleCount int64         `json:"cycleCount"`
+	Tasks      []taskSummary `json:"tasks"`
+}
+
+type taskSummary struct {
+	ID    string `json:"id"`
+	Type  string `json:"type"`
+	Label string `json:"label"`
+}
+
+// runJournalInspect is `journal inspect`.
+func runJournalInspect(ctx context.Context, opts JournalInspectOptions, s streams) error {
+	if st, err := os.Stat(opts.Dir); err != nil {
+		return withCode(exitUsage, err)
+	} else if !st.IsDir() {
+		return withCode(exitUsage, fmt.Errorf("%s: not a directory", opts.Dir))
+	}
+	j, err := journal.Open(ctx, opts.Dir, journal.Options{Salvage: opts.Salvage})
+	if err != nil {
+		return withCode(journalErrorCode(err), fmt.Errorf("%s: %w", opts.Dir, err))
+	}
+	fps, source := opts.FPS, "--fps"
+	if fps == 0 {
+		if fps, source, err = plan.DefaultFPS(j.Info.Streams); err != nil {
+			return withCode(exitUsage, fmt.Errorf("%w; give --fps", err))
+		}
+	}
+	types := plan.MapTypes(nil)
+	var spec *specSummary
+	if j.Spec != nil {
+		types = plan.SpecTypes(j.Spec)
+		spec = &specSummary{RunTitle: j.Spec.RunTitle, CycleCount: j.Spec.CycleCount, Tasks: []taskSummary{}}
+		if j.SpecRecord != nil {
+			spec.Hash = j.SpecRecord.Hash
+		}
+		for _, t := range j.Spec.Tasks {
+			spec.Tasks = append(spec.Tasks, taskSummary{ID: t.ID, Type: t.Type, Label: t.Label})
+		}
+	}
+	p, err := plan.Build(j.Events, types, fps)
+	if err != nil {
+		return withCode(exitFailed, err)
+	}
+	in := inspection{
+		Session: j.Info, Spec: spec, Media: j.Media, End: j.End, Report: j.Report,
+		FPSSource: source, Plan: p,
+	}
+	if in.Media == nil {
+		in.Media = []journal.Media{}
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		return withCode(exitFailed, enc.Encode(in))
+	}
+	return withCode(exitFailed, writeInspection(s.Out, &in))
+}
+
+// journalErrorCode maps an error of journal.Open to an exit code.
+func journalErrorCode(err error) int {
+	switch {
+	case errors.Is(err, journal.ErrCorrupt), errors.Is(err, journal.ErrSegmentGap), errors.Is(err, journal.ErrBadHeader):
+		return exitCorrupt
+	case errors.Is(err, journal.ErrInvalid), errors.Is(err, journal.ErrSpec):
+		return exitFindings
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return exitFailed
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		return exitUsage
+	}
+	// Any other error is an I/O error reading DIR: it cannot be read.
+	return exitUsage
+}
+
+// seconds renders a journal time exactly and readably: 8s, 1.05s, 10h0m5s.
+func seconds(t int64) string { return time.Duration(t).String() }
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// writeInspection prints the text form of `journal inspect`.
+func writeInspection(w io.Writer, in *inspection) error {
+	ew := &errWriter{w: w}
+	p := func(format string, args ...any) { fmt.Fprintf(ew, format, args...) }
+	info := in.Session
+	p("session   %s\n", info.SessionID)
+	p("started   %s\n", info.StartedAt)
+	p("robot     %s\n", orNone(info.RobotType))
+	if info.Recorder != nil {
+		p("recorder  %s %s\n", info.Recorder.Name, info.Recorder.Version)
+	} else {
+		p("recorder  -\n")
+	}
+	if in.Spec != nil {
+		p("spec      %q, %d cycle(s), hash %s\n", in.Spec.RunTitle, in.Spec.CycleCount, in.Spec.Hash)
+		for _, t := range in.Spec.Tasks {
+			p("  task    %s (%s) %q\n", t.ID, t.Type, t.Label)
+		}
+	} else {
+		p("spec      none\n")
+	}
+	if in.End != nil {
+		p("end       %s at %s\n", in.End.Reason, seconds(in.End.T))
+	} else {
+		p("end       none: unterminated (the recorder did not close the session)\n")
+	}
+
+	p("\nstreams:\n")
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	for _, st := range info.Streams {
+		switch st.Kind {
+		case journal.KindSensor:
+			fields := make([]string, len(st.Fields))
+			for i, f := range st.Fields {
+				fields[i] = f.Name + " " + f.Dtype
+				if len(f.Shape) > 0 {
+					fields[i] += fmt.Sprint(f.Shape)
+				}
+			}
+			stats := in.Report.Samples[st.ID]
+			span := "no samples"
+			if stats.Samples > 0 {
+				span = fmt.Sprintf("%d samples in %d batches, t %s … %s", stats.Samples, stats.Batches, seconds(stats.FirstT), seconds(stats.LastT))
+			}
+			fmt.Fprintf(tw, "  %s\tsensor\t%g Hz\t%s\t%s\n", st.ID, st.RateHz, strings.Join(fields, ", "), span)
+		case journal.KindVideo:
+			files := 0
+			for _, m := range in.Media {
+				if m.Stream == st.ID {
+					files++
+				}
+			}
+			fmt.Fprintf(tw, "  %s\tvideo\t%g fps\t%dx%d\t%d media file(s)\n", st.ID, st.FPS, st.Width, st.Height, files)
+		default:
+			fmt.Fprintf(tw, "  %s\t%s\t\t\t\n", st.ID, st.Kind)
+		}
+	}
+	flushTo(ew, tw)
+
+	r := in.Report
+	counts := make([]string, 0, len(r.RecordCounts))
+	for _, name := range []string{"SESSION", "SPEC", "EVENT", "SAMPLES", "MEDIA", "END"} {
+		if n, ok := r.RecordCounts[name]; ok {
+			counts = append(counts, fmt.Sprintf("%s %d", name, n))
+		}
+	}
+	for _, name := range sortedKeys(r.RecordCounts) {
+		if !slices.Contains([]string{"SESSION", "SPEC", "EVENT", "SAMPLES", "MEDIA", "END"}, name) {
+			counts = append(counts, fmt.Sprintf("%s %d", name, r.RecordCounts[name]))
+		}
+	}
+	p("\nrecords:  %s\n", strings.Join(counts, ", "))
+	p("segments:\n")
+	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	for _, sg := range r.Segments {
+		fmt.Fprintf(tw, "  %s\t%d bytes\t%d records\tsha256 %s\n", sg.Name, sg.Size, sg.Records, sg.SHA256)
+	}
+	flushTo(ew, tw)
+	if r.Torn != nil {
+		p("torn tail: %s@%d, %d bytes dropped\n", r.Torn.Segment, r.Torn.Offset, r.Torn.Bytes)
+	} else {
+		p("torn tail: none\n")
+	}
+	if len(r.Skipped) > 0 {
+		p("skipped (salvage):\n")
+		for _, b := range r.Skipped {
+			p("  %s@%d, %d bytes\n", b.Segment, b.Offset, b.Length)
+		}
+	} else {
+		p("skipped:   none\n")
+	}
+	if len(r.UnknownRecordTypes) > 0 {
+		types := make([]string, 0, len(r.UnknownRecordTypes))
+		for _, typ := range sortedKeys(r.UnknownRecordTypes) {
+			types = append(types, fmt.Sprintf("type %d ×%d", typ, r.UnknownRecordTypes[typ]))
+		}
+		p("unknown record types: %s\n", strings.Join(types, ", "))
+	}
+	if len(r.UnknownEventKinds) > 0 {
+		kinds := make([]string, 0, len(r.UnknownEventKinds))
+		for _, k := range sortedKeys(r.UnknownEventKinds) {
+			kinds = append(kinds, fmt.Sprintf("%s ×%d", k, r.UnknownEventKinds[k]))
+		}
+		p("unknown event kinds: %s\n", strings.Join(kinds, ", "))
+	}
+	if r.Unterminated {
+		p("unterminated: yes (no END record)\n")
+	}
+	for _, m := range r.MissingMedia {
+		p("missing media: %s\n", m)
+	}
+
+	pl := in.Plan
+	frames := 0
+	for _, e := range pl.Episodes {
+		frames += e.Length
+	}
+	p("\nattempts at %d fps (%s): %d episode(s), %d frame(s)\n", pl.FPS, in.FPSSource, len(pl.Episodes), frames)
+	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  CYCLE\tTASK\tREP\tATTEMPT\tWINDOW\tFRAMES\tFATE\tOUTCOME\tCAUSE\n")
+	for _, a := range pl.Attempts {
+		window := "-"
+		switch {
+		case a.HasStart && a.HasEnd:
+			window = fmt.Sprintf("[%s, %s)", seconds(a.Start), seconds(a.End))
+		case a.HasStart:
+			window = fmt.Sprintf("[%s, -)", seconds(a.Start))
+		}
+		fate := string(a.Fate)
+		if a.Fate == plan.Accepted {
+			fate = fmt.Sprintf("episode %d", a.Episode)
+		}
+		if a.Reason != "" {
+			fate += ": " + a.Reason
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", a.Cycle, a.Task, a.Repetition, a.Attempt, window, a.Length, fate, orNone(a.Outcome), orNone(a.Cause))
+	}
+	flushTo(ew, tw)
+	fates := []string{}
+	for _, f := range []plan.Fate{plan.Accepted, plan.Retried, plan.Incomplete, plan.Empty, plan.Anomalous} {
+		if n := pl.Count(f); n > 0 {
+			fates = append(fates, fmt.Sprintf("%s %d", f, n))
+		}
+	}
+	if len(fates) > 0 {
+		p("  fates: %s\n", strings.Join(fates, ", "))
+	}
+	for _, group := range []struct {
+		name string
+		list []plan.Interval
+	}{{"pauses", pl.Pauses}, {"resets", pl.Resets}} {
+		var total int64
+		open := 0
+		for _, iv := range group.list {
+			if iv.Open {
+				open++
+			} else {
+				total += iv.End - iv.Start
+			}
+		}
+		p("%s: %d, %s in all", group.name, len(group.list), seconds(total))
+		if open > 0 {
+			p(", %d never ended", open)
+		}
+		p("\n")
+	}
+	if len(pl.Diagnostics) > 0 {
+		p("diagnostics:\n")
+		for _, d := range pl.Diagnostics {
+			p("  %s\n", d)
+		}
+	}
+	return ew.err
+}
+
+// errWriter remembers the first write error so printing code stays linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
+}
+
+func flushTo(ew *errWriter, tw *tabwriter.Writer) {
+	if err := tw.Flush(); err != nil && ew.err == nil {
+		ew.err = err
+	}
+}
+
+func sortedKeys[K interface{ ~string | ~uint8 }, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

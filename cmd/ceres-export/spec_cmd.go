@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ceres-robotics/ceres-export/taskspec"
+)
+
+const specExitStatus = `
+
+EXIT STATUS
+  0  every specification is valid (warnings do not count)
+  1  a specification is invalid; every violation is printed on stderr
+  2  usage error, or a file cannot be read (with several files the worst code wins)`
+
+func newSpecCmd(s streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "spec",
+		Short: "Validate, canonicalise and hash task specifications (version 1)",
+		Long: `Validate, canonicalise and hash CERES task specifications (version 1).
+
+FILE may be - for standard input.` + specExitStatus,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return withCode(exitUsage, errors.New("spec: a subcommand is required: check, hash or canon"))
+		},
+	}
+	cmd.AddCommand(newSpecCheckCmd(s), newSpecHashCmd(s), newSpecCanonCmd(s))
+	return cmd
+}
+
+// specCheckOptions are the flags of `spec check`.
+type specCheckOptions struct {
+	JSON bool // one JSON document on stdout instead of text
+}
+
+func newSpecCheckCmd(s streams) *cobra.Command {
+	var opts specCheckOptions
+	cmd := &cobra.Command{
+		Use:   "check FILE...",
+		Short: "Validate specifications and print their hashes",
+		Long: `Validate each task specification FILE against the version 1 contract.
+
+A valid file prints "FILE: valid, hash HASH" on stdout and its warnings on
+stderr; an invalid file prints every violation on stderr, each prefixed with
+the file name. With --json, stdout holds one JSON array of
+{file, valid, hash, warnings, violations} (and error for an unreadable file),
+and nothing is written to stderr.` + specExitStatus,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runSpecCheck(c.Context(), opts, s, args)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one machine-readable JSON document on stdout")
+	return cmd
+}
+
+func newSpecHashCmd(s streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "hash FILE",
+		Short: "Print the SHA-256 of a specification's canonical form",
+		Long: `Validate the task specification FILE and print the lowercase hexadecimal
+SHA-256 of its canonical form (RFC 8785) alone on stdout. Warnings and
+violations go to stderr.` + specExitStatus,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			spec, err := specLoad(s, args[0])
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(s.Out, spec.Hash())
+			return withCode(exitFailed, err)
+		},
+	}
+}
+
+func newSpecCanonCmd(s streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "canon FILE",
+		Short: "Print a specification's canonical JSON",
+		Long: `Validate the task specification FILE and write its canonical form
+(RFC 8785 JSON of the normalised specification, the bytes that are hashed)
+to stdout, with nothing before or after it. Warnings and violations go to
+stderr.` + specExitStatus,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			spec, err := specLoad(s, args[0])
+			if err != nil {
+				return err
+			}
+			_, err = s.Out.Write(spec.Canonical())
+			return withCode(exitFailed, err)
+		},
+	}
+}
+
+// specLoad reads and parses one file for hash and canon, printing
+// violations and warnings on stderr.
+func specLoad(s streams, name string) (*taskspec.Spec, error) {
+	data, err := specReadFile(s, name)
+	if err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	spec, err := taskspec.Parse(data)
+	var invalid *taskspec.InvalidError
+	switch {
+	case errors.As(err, &invalid):
+		for _, v := range invalid.Violations {
+			fmt.Fprintf(s.Err, "%s: %s\n", name, v)
+		}
+		return nil, &silentError{code: exitFindings}
+	case err != nil:
+		return nil, withCode(exitFailed, fmt.Errorf("%s: %w", name, err))
+	}
+	for _, w := range spec.Warnings() {
+		fmt.Fprintf(s.Err, "%s: warning: %s\n", name, w)
+	}
+	return spec, nil
+}
+
+// specReadFile reads a named file, or standard input for "-".
+func specReadFile(s streams, name string) ([]byte, error) {
+	if name == "-" {
+		if s.In == nil {
+			return nil, errors.New("-: no standard input")
+		}
+		data, err := io.ReadAll(s.In)
+		if err != nil {
+			return nil, fmt.Errorf("-: %w", err)
+		}
+		return data, nil
+	}
+	// os.ReadFile's error already names the file.
+	return os.ReadFile(name)
+}
+
+// specFinding is a violation or warning in --json output.
+type specFinding struct {
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+// specCheckResult is one file's entry in --json output. Hash is "" unless
+// Valid; Error is set only for a file that cannot be read.
+type specCheckResult struct {
+	File       string        `json:"file"`
+	Valid      bool          `json:"valid"`
+	Hash       string        `json:"hash"`
+	Warnings   []specFinding `json:"warnings"`
+	Violations []specFinding `json:"violations"`
+	Error      string        `json:"error,omitempty"`
+}
+
+func specFindings(vs []taskspec.Violation) []specFinding {
+	out := make([]specFinding, len(vs))
+	for i, v := range vs {
+		out[i] = specFinding{Path: v.Path, Message: v.Message}
+	}
+	return out
+}
+
+// runSpecCheck validates every file, printing results as it goes (or as
+// one JSON document at the end), and returns the worst exit code as a
+// silentError.
+func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files []string) error {
+	worst := exitOK
+	results := make([]specCheckResult, 0, len(files))
+	for _, name := range files {
+		if err := ctx.Err(); err != nil {
+			return withCode(exitFailed, err)
+		}
+		r, code := specCheckFile(s, name)
+		worst = max(worst, code)
+		results = append(results, r)
+		if opts.JSON {
+			continue
+		}
+		switch {
+		case r.Error != "":
+			fmt.Fprintf(s.Err, "ceres-export: spec check: %s\n", r.Error)
+		case r.Valid:
+			fmt.Fprintf(s.Out, "%s: valid, hash %s\n", name, r.Hash)
+			for _, w := range r.Warnings {
+				fmt.Fprintf(s.Err, "%s: warning: %s\n", name, taskspec.Violation(w))
+			}
+		default:
+			for _, v := range r.Violations {
+				fmt.Fprintf(s.Err, "%s: %s\n", name, taskspec.Violation(v))
+			}
+		}
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(results); err != nil {
+			return withCode(exitFailed, err)
+		}
+	}
+	if worst != exitOK {
+		return &silentError{code: worst}
+	}
+	return nil
+}
+
+// specCheckFile checks one file and returns its result and exit code.
+func specCheckFile(s streams, name string) (specCheckResult, int) {
+	r := specCheckResult{File: name, Warnings: []specFinding{}, Violations: []specFinding{}}
+	data, err := specReadFile(s, name)
+	if err != nil {
+		r.Error = err.Error()
+		return r, exitUsage
+	}
+	spec, err := taskspec.Parse(data)
+	var invalid *taskspec.InvalidError
+	switch {
+	case errors.As(err, &invalid):
+		r.Violations = specFindings(invalid.Violations)
+		return r, exitFindings
+	case err != nil:
+		r.Error = fmt.Sprintf("%s: %v", name, err)
+		return r, exitFailed
+	}
+	r.Valid = true
+	r.Hash = spec.Hash()
+	r.Warnings = specFindings(spec.Warnings())
+	return r, exitOK
+}

@@ -1,0 +1,156 @@
+// Package journal reads and writes the CERES source journal, format version 1
+// (/work/shared/journal-format.md is the contract; this comment restates its
+// wire format so the code can be checked against it).
+//
+// # Session directory
+//
+//	<session>/journal/000001.cjl   segments, numbered from 000001, no gaps
+//	<session>/journal/000002.cjl
+//	<session>/media/...           camera files named by MEDIA records
+//
+// # Segment file
+//
+// A 16-byte header followed by records, back to back.
+//
+//	offset size field
+//	0      8    magic, ASCII "CERESJNL"
+//	8      4    format version, uint32 LE, 1
+//	12     4    segment sequence number, uint32 LE, equals the file name's number
+//
+// # Record frame
+//
+//	offset size field
+//	0      4    L, payload length, uint32 LE, at most 16 MiB (16,777,216)
+//	4      4    CRC-32C (Castagnoli) of the type byte followed by the payload, uint32 LE
+//	8      1    record type: 1 SESSION, 2 SPEC, 3 EVENT, 4 SAMPLES, 5 MEDIA, 6 END
+//	9      L    payload (JSON object, except SAMPLES)
+//
+// Type 0 is reserved and invalid; other unknown types are skipped and counted.
+//
+// # SAMPLES payload
+//
+//	offset size field
+//	0      2    stream index into SESSION.streams, uint16 LE
+//	2      1    body encoding: 0 raw, 1 zstd (one frame decompressing to the raw body)
+//	3      1    reserved, 0
+//	4      4    n, number of samples, at least 1, uint32 LE
+//	8      ...  body
+//
+// The raw body is n int64 LE times, then for each field in SESSION order n
+// values, each product(shape) elements of its dtype, row-major (float32 4,
+// float64 8, int32 4, int64 8, uint8 1, bool 1 byte). Its size is exactly
+// 8n + n·Σ fieldsize.
+//
+// # Example
+//
+// A segment holding a SESSION and one raw SAMPLES record of stream 0 with one
+// int32 field and n = 2 (t = 0, 100 ms; values 7, 8):
+//
+//	43 45 52 45 53 4a 4e 4c  01 00 00 00  01 00 00 00   "CERESJNL", version 1, segment 1
+//	L=ec 00 00 00  crc  01  {"schema":"ceres-journal",...}           SESSION
+//	L=20 00 00 00  crc  04                                           SAMPLES, 32-byte payload:
+//	  00 00  00  00  02 00 00 00                                     stream 0, raw, reserved, n=2
+//	  00 00 00 00 00 00 00 00  00 e1 f5 05 00 00 00 00               t = 0, 100000000
+//	  07 00 00 00  08 00 00 00                                       seq = 7, 8
+//
+// # Torn tail and corruption
+//
+// An invalid frame (cut short, L over 16 MiB, L past the end of the file,
+// type 0, bad CRC) in the last segment after which no valid frame can be found
+// up to the end of the file is a torn tail: the records before it are read and
+// [Report].Torn says where the tear is. Any other invalid frame is corruption:
+// [Open] fails with an [*Error] that matches [ErrCorrupt], unless
+// [Options].Salvage is set, in which case the reader resyncs on the next valid
+// frame and lists every skipped byte range in [Report].Skipped. The decision
+// is made by evidence: the reader scans forward byte by byte for an offset
+// where a frame whose length fits validates (see [FrameReader.FindValid]).
+//
+// # Reading
+//
+// [Open] makes one streaming pass over all segments: it checks every frame,
+// validates every record, holds the SESSION, SPEC, EVENT, MEDIA and END
+// records (small) and indexes the SAMPLES records per stream without holding
+// them. [Journal.Samples] then reads one stream's batches on demand through a
+// [SampleCursor]. [FrameReader] is the low-level frame iterator.
+//
+// # Writing
+//
+// [Writer] appends records in this format with one write per record, rolls to
+// a new segment at a size limit and calls fsync at attempt boundaries and at
+// least once per sync interval.
+package journal
+
+import "strconv"
+
+// Wire format, never change. Sizes are derived from each other.
+const (
+	// SegmentMagic opens every segment file.
+	SegmentMagic = "CERESJNL"
+	// FormatVersion is the journal format version this package reads and writes.
+	FormatVersion = 1
+
+	segmentMagicSize    = 8 // len(SegmentMagic)
+	segmentVersionSize  = 4
+	segmentSequenceSize = 4
+	// SegmentHeaderSize is the size of a segment header: magic, version, sequence.
+	SegmentHeaderSize = segmentMagicSize + segmentVersionSize + segmentSequenceSize
+
+	frameLengthSize = 4
+	frameCRCSize    = 4
+	frameTypeSize   = 1
+	// FrameHeaderSize is the size of a record frame before its payload.
+	FrameHeaderSize = frameLengthSize + frameCRCSize + frameTypeSize
+	// MaxPayload is the largest payload length L a frame may declare.
+	MaxPayload = 16 << 20
+
+	// Record types.
+	TypeSession = 1
+	TypeSpec    = 2
+	TypeEvent   = 3
+	TypeSamples = 4
+	TypeMedia   = 5
+	TypeEnd     = 6
+
+	samplesStreamSize   = 2
+	samplesEncodingSize = 1
+	samplesReservedSize = 1
+	samplesCountSize    = 4
+	// SamplesHeaderSize is the size of a SAMPLES payload before its body.
+	SamplesHeaderSize = samplesStreamSize + samplesEncodingSize + samplesReservedSize + samplesCountSize
+	sampleTimeSize    = 8
+
+	// EncodingRaw and EncodingZstd are the SAMPLES body encodings.
+	EncodingRaw  = 0
+	EncodingZstd = 1
+)
+
+// MaxSamplesBody is the largest raw SAMPLES body, in bytes, this package
+// accepts (8n + n·Σ fieldsize). The format sets no limit, but a zstd body of at
+// most 16 MiB can claim to expand to almost anything, and a reader must bound
+// the memory one batch may take: 1 GiB is 64 times the largest raw body that
+// fits in a frame, far above the compression ratio of real sensor data, and
+// still an amount a machine that exports sessions can hold.
+const MaxSamplesBody = 1 << 30
+
+// SchemaName is the value of SESSION.schema.
+const SchemaName = "ceres-journal"
+
+// RecordName returns the name of record type typ ("SESSION", "SAMPLES", ...),
+// or "type N" for a type this format does not define.
+func RecordName(typ uint8) string {
+	switch typ {
+	case TypeSession:
+		return "SESSION"
+	case TypeSpec:
+		return "SPEC"
+	case TypeEvent:
+		return "EVENT"
+	case TypeSamples:
+		return "SAMPLES"
+	case TypeMedia:
+		return "MEDIA"
+	case TypeEnd:
+		return "END"
+	}
+	return "type " + strconv.Itoa(int(typ))
+}

@@ -1,0 +1,371 @@
+package shard
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+)
+
+// ErrNoEpisodes is returned by Finish when no episode was written: LeRobot
+// cannot load a dataset with total_episodes 0.
+var ErrNoEpisodes = errors.New("shard: no episodes written")
+
+// Options configures a Builder. Zero values take LeRobot's defaults; FPS is required.
+type Options struct {
+	// FPS is the dataset frame rate (info.json "fps").
+	FPS int
+	// RobotType is info.json "robot_type"; "" writes null.
+	RobotType string
+	// ChunksSize is info.json "chunks_size"; 0 means 1000.
+	ChunksSize int
+	// DataFileSizeMB is info.json "data_files_size_in_mb" and the data file
+	// rotation limit; 0 means 100.
+	DataFileSizeMB int
+	// DataFileSizeBytes, when positive, overrides the rotation limit in bytes
+	// (tests, tiny shards); info.json still reports DataFileSizeMB.
+	DataFileSizeBytes int64
+	// VideoFileSizeMB is info.json "video_files_size_in_mb"; 0 means 200.
+	// Video rotation itself is the video package's job.
+	VideoFileSizeMB int
+	// CreatedBy is the Parquet created_by; "" means "ceres-export". It must
+	// be deterministic (no build time or commit of a dirty tree).
+	CreatedBy string
+	// QuantileAggregation combines per-episode quantiles into stats.json;
+	// the zero value is lerobot 0.4.4's count-weighted mean.
+	QuantileAggregation QuantileAggregation
+}
+
+// VideoSegment places one episode in a video feature's mp4 files and
+// carries that episode's image statistics (per channel, values in 0..1,
+// Count = sampled frames), all computed by the video package.
+type VideoSegment struct {
+	ChunkIndex, FileIndex      int
+	FromTimestamp, ToTimestamp float64
+	Stats                      Stats
+}
+
+// CeresEpisode holds the ceres/* columns of meta/episodes (export-semantics.md
+// "Task specification and provenance").
+type CeresEpisode struct {
+	SessionID, TaskID, TaskLabel, TaskType string
+	Cycle, Repetition, Attempt             int64
+	// Outcome is "pass" or "fail", nil when not annotated (written as null).
+	Outcome          *string
+	StartNS, EndNS   int64
+	SpecVersion      int64
+	SpecHash         string
+	RecordedSpecHash string
+}
+
+// EpisodeMeta is what an episode carries beside its rows.
+type EpisodeMeta struct {
+	// Task is the LeRobot task string (the CERES task's instructions).
+	Task string
+	// Videos has one segment per video feature, keyed by feature name.
+	Videos map[string]VideoSegment
+	// Ceres fills the ceres/* columns.
+	Ceres CeresEpisode
+}
+
+// Builder writes a whole shard into a directory (normally a Staging.Dir):
+// data files while episodes arrive, metadata on Finish.
+type Builder struct {
+	dir      string
+	opts     Options
+	features []Feature // caller features in order
+	data     *DataWriter
+	dataCols []Feature // caller data features (no video)
+	videos   []Feature
+	statsFts []Feature // features with stats, LeRobot's order: caller features then defaults
+	tasks    []string
+	taskIdx  map[string]int64
+	episodes []episodeRecord
+	total    []Stats // running aggregate per stats feature
+	scratch  statsScratch
+	specs    map[string]bool
+	defCols  ColumnData // scratch for default-column stats
+	err      error
+	finished bool
+}
+
+// NewBuilder validates features and options and prepares to write under dir.
+func NewBuilder(dir string, features []Feature, opts Options) (*Builder, error) {
+	if opts.ChunksSize == 0 {
+		opts.ChunksSize = DefaultChunksSize
+	}
+	if opts.DataFileSizeMB == 0 {
+		opts.DataFileSizeMB = DefaultDataFileSizeMB
+	}
+	if opts.VideoFileSizeMB == 0 {
+		opts.VideoFileSizeMB = DefaultVideoFileSizeMB
+	}
+	if opts.CreatedBy == "" {
+		opts.CreatedBy = defaultCreatedBy
+	}
+	if opts.ChunksSize < 0 || opts.DataFileSizeMB < 0 || opts.VideoFileSizeMB < 0 {
+		return nil, fmt.Errorf("shard: chunks and file sizes must be positive")
+	}
+	dw, err := NewDataWriter(dir, features, DataWriterOptions{
+		FPS: opts.FPS, FileSizeMB: opts.DataFileSizeMB, FileSizeBytes: opts.DataFileSizeBytes,
+		ChunksSize: opts.ChunksSize, CreatedBy: opts.CreatedBy,
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := &Builder{
+		dir: dir, opts: opts, features: append([]Feature(nil), features...), data: dw,
+		taskIdx: map[string]int64{}, specs: map[string]bool{},
+	}
+	for _, f := range features {
+		switch {
+		case f.Dtype == DtypeVideo:
+			b.videos = append(b.videos, f)
+		default:
+			b.dataCols = append(b.dataCols, f)
+		}
+		if f.hasStats() {
+			b.statsFts = append(b.statsFts, f)
+		}
+	}
+	b.statsFts = append(b.statsFts, defaultFeatures...)
+	return b, nil
+}
+
+// NewBatch returns an empty batch shaped for this builder's data features.
+func (b *Builder) NewBatch(capacity int) *EpisodeBatch { return NewEpisodeBatch(b.features, capacity) }
+
+// AddTask returns the task_index of text, adding it if new. Indices are
+// given in order of first appearance.
+func (b *Builder) AddTask(text string) int64 {
+	if i, ok := b.taskIdx[text]; ok {
+		return i
+	}
+	i := int64(len(b.tasks))
+	b.tasks = append(b.tasks, text)
+	b.taskIdx[text] = i
+	return i
+}
+
+// WriteEpisode writes the next episode's rows (one row group), computes its
+// statistics and records its metadata row. Validation errors leave the
+// builder usable; a write error breaks it.
+func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeBatch) error {
+	if b.finished {
+		return ErrClosed
+	}
+	if b.err != nil {
+		return ErrWriterBroken
+	}
+	index := int64(len(b.episodes))
+	if ep.Task == "" {
+		return fmt.Errorf("shard: episode %d: empty task", index)
+	}
+	videos := make([]VideoSegment, len(b.videos))
+	for i, f := range b.videos {
+		seg, ok := ep.Videos[f.Name]
+		if !ok {
+			return fmt.Errorf("shard: episode %d: no video segment for %q", index, f.Name)
+		}
+		if err := seg.Stats.validate(f.Shape[2]); err != nil {
+			return fmt.Errorf("shard: episode %d video %q stats: %w", index, f.Name, err)
+		}
+		videos[i] = seg
+		videos[i].Stats = seg.Stats.clone()
+	}
+	if len(ep.Videos) != len(b.videos) {
+		return fmt.Errorf("shard: episode %d: %d video segments for %d video features", index, len(ep.Videos), len(b.videos))
+	}
+	if err := b.data.checkBatch(index, rows); err != nil {
+		return err
+	}
+	task := b.AddTask(ep.Task)
+	loc, err := b.data.WriteEpisode(index, task, rows)
+	if err != nil {
+		b.err = err
+		return err
+	}
+	rec := episodeRecord{index: index, tasks: []string{ep.Task}, length: int64(rows.Len), data: loc, videos: videos, ceres: ep.Ceres}
+	if o := ep.Ceres.Outcome; o != nil {
+		outcome := *o
+		rec.ceres.Outcome = &outcome
+	}
+	rec.stats = b.episodeStats(rows, index, task, loc.FromIndex, videos)
+	for i := range rec.stats {
+		if err := rec.stats[i].validate(len(rec.stats[i].Mean)); err != nil {
+			b.err = err
+			return fmt.Errorf("shard: episode %d feature %q stats: %w", index, b.statsFts[i].Name, err)
+		}
+	}
+	if b.total == nil {
+		b.total = make([]Stats, len(rec.stats))
+		for i := range rec.stats {
+			b.total[i] = rec.stats[i].clone()
+		}
+	} else {
+		for i := range rec.stats {
+			b.total[i] = aggregateStats(b.total[i], rec.stats[i], b.opts.QuantileAggregation)
+		}
+	}
+	b.episodes = append(b.episodes, rec)
+	return nil
+}
+
+// episodeStats computes the stats of every stats feature for one episode,
+// in b.statsFts order.
+func (b *Builder) episodeStats(rows *EpisodeBatch, index, task, from int64, videos []VideoSegment) []Stats {
+	out := make([]Stats, 0, len(b.statsFts))
+	di, vi := 0, 0
+	for _, f := range b.features {
+		switch {
+		case f.Dtype == DtypeVideo:
+			out = append(out, videos[vi].Stats)
+			vi++
+		case f.hasStats():
+			out = append(out, columnStats(f, &rows.Columns[di], rows.Len, &b.scratch))
+			di++
+		default:
+			di++
+		}
+	}
+	n := rows.Len
+	if cap(b.defCols.Int64) < n {
+		b.defCols.Int64 = make([]int64, n)
+		b.defCols.Float32 = make([]float32, n)
+	}
+	ts, ints := b.defCols.Float32[:n], b.defCols.Int64[:n]
+	for k := range ts {
+		ts[k] = float32(float64(k) / float64(b.opts.FPS))
+	}
+	out = append(out, columnStats(defaultFeatures[0], &ColumnData{Float32: ts}, n, &b.scratch))
+	for _, gen := range []func(k int) int64{
+		func(k int) int64 { return int64(k) },
+		func(int) int64 { return index },
+		func(k int) int64 { return from + int64(k) },
+		func(int) int64 { return task },
+	} {
+		for k := range ints {
+			ints[k] = gen(k)
+		}
+		out = append(out, columnStats(defaultFeatures[1], &ColumnData{Int64: ints}, n, &b.scratch))
+	}
+	return out
+}
+
+// WriteSpec stores a canonical task specification at
+// ceres/task-specifications/<hash>.json. hash must be the lowercase hex
+// SHA-256 of canonical. Writing the same hash twice is allowed.
+func (b *Builder) WriteSpec(hash string, canonical []byte) error {
+	sum := sha256.Sum256(canonical)
+	if want := hex.EncodeToString(sum[:]); hash != want {
+		return fmt.Errorf("shard: task specification %q: sha256 of the canonical bytes is %s", hash, want)
+	}
+	if b.specs[hash] {
+		return nil
+	}
+	if err := writeFileSync(filepath.Join(b.dir, "ceres", "task-specifications", hash+".json"), canonical); err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	b.specs[hash] = true
+	return nil
+}
+
+// Finish closes the data files and writes meta/info.json, meta/stats.json,
+// meta/tasks.parquet, meta/episodes/chunk-000/file-000.parquet and
+// ceres/export-report.json (report as indented JSON; nil skips it). Every
+// file is fsynced; Staging.Commit syncs the directories.
+func (b *Builder) Finish(report any) error {
+	if b.finished {
+		return ErrClosed
+	}
+	b.finished = true
+	if b.err != nil {
+		_ = b.data.Close()
+		return ErrWriterBroken
+	}
+	if err := b.data.Close(); err != nil {
+		return err
+	}
+	if len(b.episodes) == 0 {
+		return ErrNoEpisodes
+	}
+	meta := filepath.Join(b.dir, "meta")
+	if err := writePyJSON(filepath.Join(meta, "info.json"), b.infoJSON()); err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	stats := make(JSONObject, len(b.statsFts))
+	for i, f := range b.statsFts {
+		stats[i] = JSONField{f.Name, statsJSON(f, b.total[i])}
+	}
+	if err := writePyJSON(filepath.Join(meta, "stats.json"), stats); err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	if err := writeTasks(filepath.Join(meta, "tasks.parquet"), b.tasks, b.opts.CreatedBy); err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	cols := episodeColumns(b.videos, b.statsFts)
+	if err := writeEpisodes(filepath.Join(b.dir, fmt.Sprintf(episodesPathTemplate, 0, 0)), cols, b.episodes, b.opts.CreatedBy); err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	if report != nil {
+		data, err := marshalReport(report)
+		if err != nil {
+			return fmt.Errorf("shard: export report: %w", err)
+		}
+		if err := writeFileSync(filepath.Join(b.dir, "ceres", "export-report.json"), data); err != nil {
+			return fmt.Errorf("shard: %w", err)
+		}
+	}
+	return nil
+}
+
+// marshalReport encodes v deterministically: struct field order, sorted map
+// keys, two-space indent, no HTML escaping, trailing newline.
+func marshalReport(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// infoJSON is meta/info.json in create_empty_dataset_info's key order.
+func (b *Builder) infoJSON() JSONObject {
+	var robot any
+	if b.opts.RobotType != "" {
+		robot = b.opts.RobotType
+	}
+	var videoPath any
+	if len(b.videos) > 0 {
+		videoPath = lerobotVideoPath
+	}
+	feats := JSONObject{}
+	for _, f := range b.features {
+		feats = append(feats, JSONField{f.Name, infoFeatureJSON(f)})
+	}
+	for _, f := range defaultFeatures {
+		feats = append(feats, JSONField{f.Name, infoFeatureJSON(f)})
+	}
+	n := len(b.episodes)
+	return JSONObject{
+		{"codebase_version", lerobotCodebaseVersion},
+		{"robot_type", robot},
+		{"total_episodes", n},
+		{"total_frames", b.data.Frames()},
+		{"total_tasks", len(b.tasks)},
+		{"chunks_size", b.opts.ChunksSize},
+		{"data_files_size_in_mb", b.opts.DataFileSizeMB},
+		{"video_files_size_in_mb", b.opts.VideoFileSizeMB},
+		{"fps", b.opts.FPS},
+		{"splits", JSONObject{{"train", fmt.Sprintf("0:%d", n)}}},
+		{"data_path", lerobotDataPath},
+		{"video_path", videoPath},
+		{"features", feats},
+	}
+}

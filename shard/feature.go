@@ -1,0 +1,179 @@
+package shard
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Dtypes a Feature may have. DtypeVideo features have no data column; their
+// frames live in mp4 files under videos/.
+const (
+	DtypeFloat32 = "float32"
+	DtypeFloat64 = "float64"
+	DtypeInt32   = "int32"
+	DtypeInt64   = "int64"
+	DtypeUint8   = "uint8"
+	DtypeBool    = "bool"
+	DtypeString  = "string"
+	DtypeVideo   = "video"
+)
+
+// Feature describes one LeRobot feature as meta/info.json lists it.
+type Feature struct {
+	// Name is the feature key, e.g. "observation.state". It must not contain
+	// "/" (LeRobot's flatten separator for episode stats columns).
+	Name string
+	// Dtype is one of the Dtype constants.
+	Dtype string
+	// Shape is [1] for a scalar column, [n] for a vector column of n
+	// elements, and [height, width, channels] for a video feature.
+	Shape []int
+	// Names labels the vector elements (len(Names) == Shape[0]) or, for a
+	// video, the axes ("height", "width", "channels"). nil is written as null.
+	Names []string
+	// Info is the "info" block of a video feature (probe and encoder
+	// settings, in LeRobot's key order). Ignored for other dtypes.
+	Info JSONObject
+}
+
+// defaultFeatures are the columns LeRobot adds to every dataset
+// (DEFAULT_FEATURES in lerobot/datasets/utils.py), in its order. They follow
+// the caller's features in info.json and in every data file.
+var defaultFeatures = []Feature{
+	{Name: "timestamp", Dtype: DtypeFloat32, Shape: []int{1}},
+	{Name: "frame_index", Dtype: DtypeInt64, Shape: []int{1}},
+	{Name: "episode_index", Dtype: DtypeInt64, Shape: []int{1}},
+	{Name: "index", Dtype: DtypeInt64, Shape: []int{1}},
+	{Name: "task_index", Dtype: DtypeInt64, Shape: []int{1}},
+}
+
+// isDefaultName reports whether name is one of LeRobot's default columns.
+func isDefaultName(name string) bool {
+	for _, f := range defaultFeatures {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// width is the number of values one frame holds for f (Shape[0]).
+func (f Feature) width() int { return f.Shape[0] }
+
+// isVector reports whether f is stored as a fixed-size list.
+func (f Feature) isVector() bool { return f.Dtype != DtypeVideo && f.Shape[0] != 1 }
+
+// hasStats reports whether LeRobot computes statistics for f.
+func (f Feature) hasStats() bool { return f.Dtype != DtypeString }
+
+// validateFeatures checks caller features: unique names, no "/", no clash
+// with the default columns, supported dtypes and shapes.
+func validateFeatures(features []Feature) error {
+	seen := make(map[string]bool, len(features))
+	for i, f := range features {
+		where := fmt.Sprintf("features[%d] %q", i, f.Name)
+		switch {
+		case f.Name == "":
+			return fmt.Errorf("features[%d]: empty name", i)
+		case strings.Contains(f.Name, "/"):
+			return fmt.Errorf("%s: a feature name must not contain '/'", where)
+		case isDefaultName(f.Name):
+			return fmt.Errorf("%s: name is reserved for a default column", where)
+		case seen[f.Name]:
+			return fmt.Errorf("%s: duplicate name", where)
+		}
+		seen[f.Name] = true
+		switch f.Dtype {
+		case DtypeVideo:
+			if len(f.Shape) != 3 || f.Shape[0] <= 0 || f.Shape[1] <= 0 || f.Shape[2] <= 0 {
+				return fmt.Errorf("%s: a video shape must be [height, width, channels], got %v", where, f.Shape)
+			}
+			continue
+		case DtypeFloat32, DtypeFloat64, DtypeInt32, DtypeInt64, DtypeUint8, DtypeBool, DtypeString:
+		default:
+			return fmt.Errorf("%s: unsupported dtype %q", where, f.Dtype)
+		}
+		if len(f.Shape) != 1 || f.Shape[0] <= 0 {
+			return fmt.Errorf("%s: shape must be [n] with n >= 1, got %v", where, f.Shape)
+		}
+		if f.Dtype == DtypeString && f.Shape[0] != 1 {
+			return fmt.Errorf("%s: a string feature must have shape [1]", where)
+		}
+		if f.Names != nil && len(f.Names) != f.Shape[0] {
+			return fmt.Errorf("%s: %d names for shape %v", where, len(f.Names), f.Shape)
+		}
+	}
+	return nil
+}
+
+// arrowPrimitive is the Arrow type LeRobot (via datasets.Value) writes for a dtype.
+func arrowPrimitive(dtype string) arrow.DataType {
+	switch dtype {
+	case DtypeFloat32:
+		return arrow.PrimitiveTypes.Float32
+	case DtypeFloat64:
+		return arrow.PrimitiveTypes.Float64
+	case DtypeInt32:
+		return arrow.PrimitiveTypes.Int32
+	case DtypeInt64:
+		return arrow.PrimitiveTypes.Int64
+	case DtypeUint8:
+		return arrow.PrimitiveTypes.Uint8
+	case DtypeBool:
+		return arrow.FixedWidthTypes.Boolean
+	case DtypeString:
+		return arrow.BinaryTypes.String
+	}
+	panic("shard: no Arrow type for dtype " + dtype)
+}
+
+// arrowField is the Arrow field of a data column: the primitive for shape
+// [1], fixed_size_list<item: T>[n] for shape [n]. Fields are not nullable
+// because the Parquet columns are REQUIRED.
+func arrowField(f Feature) arrow.Field {
+	t := arrowPrimitive(f.Dtype)
+	if f.isVector() {
+		t = arrow.FixedSizeListOfField(int32(f.width()), arrow.Field{Name: "item", Type: t, Nullable: false})
+	}
+	return arrow.Field{Name: f.Name, Type: t, Nullable: false}
+}
+
+// hfFeatureJSON is the datasets feature of f as Features.to_dict() writes it
+// into the "huggingface" schema metadata: Value for a scalar, List with a
+// length for a fixed-size vector (datasets 4.x).
+func hfFeatureJSON(f Feature) JSONObject {
+	value := JSONObject{{"dtype", f.Dtype}, {"_type", "Value"}}
+	if !f.isVector() {
+		return value
+	}
+	return JSONObject{{"feature", value}, {"length", f.width()}, {"_type", "List"}}
+}
+
+// huggingfaceMetadata is the value of the "huggingface" key-value metadata
+// of a data file: json.dumps({"info": {"features": ...}}) with Python's
+// default separators and ensure_ascii.
+func huggingfaceMetadata(columns []Feature) (string, error) {
+	feats := make(JSONObject, len(columns))
+	for i, f := range columns {
+		feats[i] = JSONField{f.Name, hfFeatureJSON(f)}
+	}
+	b, err := marshalPyJSON(JSONObject{{"info", JSONObject{{"features", feats}}}}, 0, true)
+	return string(b), err
+}
+
+// infoFeatureJSON is the entry of f in meta/info.json "features".
+func infoFeatureJSON(f Feature) JSONObject {
+	shape := make([]int, len(f.Shape))
+	copy(shape, f.Shape)
+	var names any
+	if f.Names != nil {
+		names = f.Names
+	}
+	o := JSONObject{{"dtype", f.Dtype}, {"shape", shape}, {"names", names}}
+	if f.Dtype == DtypeVideo && f.Info != nil {
+		o = append(o, JSONField{"info", f.Info})
+	}
+	return o
+}

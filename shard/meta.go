@@ -1,0 +1,315 @@
+package shard
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// pandasTasksMetadata is the "pandas" schema metadata pyarrow writes for
+// pd.DataFrame({"task_index": [...]}, index=pd.Index(tasks, name="task")):
+// without it pd.read_parquet returns a RangeIndex and the task strings are
+// lost (LeRobot's load_tasks relies on the "task" index).
+const pandasTasksMetadata = `{"index_columns": ["task"], "column_indexes": [{"name": null, "field_name": null, "pandas_type": "unicode", "numpy_type": "object", "metadata": {"encoding": "UTF-8"}}], "columns": [{"name": "task_index", "field_name": "task_index", "pandas_type": "int64", "numpy_type": "int64", "metadata": null}, {"name": "task", "field_name": "task", "pandas_type": "unicode", "numpy_type": "object", "metadata": null}], "creator": {"library": "pyarrow", "version": "25.0.0"}, "pandas_version": "2.3.3"}`
+
+// writeFileSync writes data to path (creating parents) and fsyncs it.
+func writeFileSync(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writePyJSON writes v as LeRobot's write_json does (indent 4, ensure_ascii=False, no trailing newline).
+func writePyJSON(path string, v any) error {
+	b, err := marshalPyJSON(v, 4, false)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return writeFileSync(path, b)
+}
+
+// arrowParquetProps are the writer properties of the metadata Parquet files
+// (written with arrow-go, like pyarrow: snappy, dictionary, v1 pages, the
+// ARROW:schema stored).
+func arrowParquetProps(createdBy string) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties) {
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithDictionaryDefault(true),
+		parquet.WithDataPageVersion(parquet.DataPageV1),
+		parquet.WithCreatedBy(createdBy),
+	)
+	return props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema())
+}
+
+// writeArrowParquet writes one record as a single-row-group Parquet file.
+func writeArrowParquet(path string, rec arrow.Record, createdBy string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	props, aprops := arrowParquetProps(createdBy)
+	w, err := pqarrow.NewFileWriter(rec.Schema(), f, props, aprops)
+	if err == nil {
+		err = w.Write(rec)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	} else {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	// pqarrow's FileWriter.Close closes the underlying file when it is an io.Closer.
+	if err == nil {
+		err = syncFile(path)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeTasks writes meta/tasks.parquet: row i is task i (task_index int64,
+// task string) with the pandas metadata naming "task" as the index.
+func writeTasks(path string, tasks []string, createdBy string) error {
+	md := arrow.NewMetadata([]string{"pandas"}, []string{pandasTasksMetadata})
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "task_index", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "task", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, &md)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i, t := range tasks {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append(t)
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+	return writeArrowParquet(path, rec, createdBy)
+}
+
+// episodeColumn is one column of meta/episodes: its Arrow field and how to
+// append an episode's value.
+type episodeColumn struct {
+	field  arrow.Field
+	append func(b array.Builder, e *episodeRecord)
+}
+
+// episodeRecord is one row of meta/episodes.
+type episodeRecord struct {
+	index  int64
+	tasks  []string
+	length int64
+	data   DataLocation
+	videos []VideoSegment // in video feature order
+	stats  []Stats        // in stats feature order
+	ceres  CeresEpisode
+}
+
+func listOf(t arrow.DataType) arrow.DataType {
+	return arrow.ListOfField(arrow.Field{Name: "item", Type: t, Nullable: true})
+}
+
+func int64Col(name string, get func(e *episodeRecord) int64) episodeColumn {
+	return episodeColumn{
+		field:  arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		append: func(b array.Builder, e *episodeRecord) { b.(*array.Int64Builder).Append(get(e)) },
+	}
+}
+
+func float64Col(name string, get func(e *episodeRecord) float64) episodeColumn {
+	return episodeColumn{
+		field:  arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		append: func(b array.Builder, e *episodeRecord) { b.(*array.Float64Builder).Append(get(e)) },
+	}
+}
+
+func stringCol(name string, get func(e *episodeRecord) *string) episodeColumn {
+	return episodeColumn{
+		field: arrow.Field{Name: name, Type: arrow.BinaryTypes.String, Nullable: true},
+		append: func(b array.Builder, e *episodeRecord) {
+			if s := get(e); s != nil {
+				b.(*array.StringBuilder).Append(*s)
+			} else {
+				b.AppendNull()
+			}
+		},
+	}
+}
+
+// statColumn is stats/<feature>/<stat> with the type pa.Table.from_pydict
+// gives LeRobot's values: list<double>, list<int64> for integer min/max and
+// count, list<bool> for bool min/max, list<list<list<double>>> for videos.
+func statColumn(f Feature, si int, stat string, get func(s *Stats) []float64) episodeColumn {
+	name := "stats/" + f.Name + "/" + stat
+	kind := "double"
+	switch {
+	case stat == "count":
+		kind = "int64"
+	case f.Dtype == DtypeVideo:
+		kind = "video"
+	case stat == "min" || stat == "max":
+		switch f.Dtype {
+		case DtypeInt32, DtypeInt64, DtypeUint8:
+			kind = "int64"
+		case DtypeBool:
+			kind = "bool"
+		}
+	}
+	var t arrow.DataType
+	switch kind {
+	case "int64":
+		t = listOf(arrow.PrimitiveTypes.Int64)
+	case "bool":
+		t = listOf(arrow.FixedWidthTypes.Boolean)
+	case "video":
+		t = listOf(listOf(listOf(arrow.PrimitiveTypes.Float64)))
+	default:
+		t = listOf(arrow.PrimitiveTypes.Float64)
+	}
+	return episodeColumn{
+		field: arrow.Field{Name: name, Type: t, Nullable: true},
+		append: func(b array.Builder, e *episodeRecord) {
+			s := &e.stats[si]
+			lb := b.(*array.ListBuilder)
+			lb.Append(true)
+			if stat == "count" {
+				lb.ValueBuilder().(*array.Int64Builder).Append(s.Count)
+				return
+			}
+			vals := get(s)
+			switch kind {
+			case "int64":
+				vb := lb.ValueBuilder().(*array.Int64Builder)
+				for _, x := range vals {
+					vb.Append(int64(x))
+				}
+			case "bool":
+				vb := lb.ValueBuilder().(*array.BooleanBuilder)
+				for _, x := range vals {
+					vb.Append(x != 0)
+				}
+			case "video":
+				mid := lb.ValueBuilder().(*array.ListBuilder)
+				for _, x := range vals {
+					mid.Append(true)
+					inner := mid.ValueBuilder().(*array.ListBuilder)
+					inner.Append(true)
+					inner.ValueBuilder().(*array.Float64Builder).Append(x)
+				}
+			default:
+				vb := lb.ValueBuilder().(*array.Float64Builder)
+				for _, x := range vals {
+					vb.Append(x)
+				}
+			}
+		},
+	}
+}
+
+// episodeColumns lists meta/episodes columns in LeRobot's order
+// (save_episode / _save_episode_metadata), followed by the ceres/* columns.
+func episodeColumns(videoFeatures, statsFeatures []Feature) []episodeColumn {
+	cols := []episodeColumn{
+		int64Col("episode_index", func(e *episodeRecord) int64 { return e.index }),
+		{
+			field: arrow.Field{Name: "tasks", Type: listOf(arrow.BinaryTypes.String), Nullable: true},
+			append: func(b array.Builder, e *episodeRecord) {
+				lb := b.(*array.ListBuilder)
+				lb.Append(true)
+				for _, t := range e.tasks {
+					lb.ValueBuilder().(*array.StringBuilder).Append(t)
+				}
+			},
+		},
+		int64Col("length", func(e *episodeRecord) int64 { return e.length }),
+		int64Col("data/chunk_index", func(e *episodeRecord) int64 { return int64(e.data.ChunkIndex) }),
+		int64Col("data/file_index", func(e *episodeRecord) int64 { return int64(e.data.FileIndex) }),
+		int64Col("dataset_from_index", func(e *episodeRecord) int64 { return e.data.FromIndex }),
+		int64Col("dataset_to_index", func(e *episodeRecord) int64 { return e.data.ToIndex }),
+	}
+	for vi, f := range videoFeatures {
+		p := "videos/" + f.Name + "/"
+		cols = append(cols,
+			int64Col(p+"chunk_index", func(e *episodeRecord) int64 { return int64(e.videos[vi].ChunkIndex) }),
+			int64Col(p+"file_index", func(e *episodeRecord) int64 { return int64(e.videos[vi].FileIndex) }),
+			float64Col(p+"from_timestamp", func(e *episodeRecord) float64 { return e.videos[vi].FromTimestamp }),
+			float64Col(p+"to_timestamp", func(e *episodeRecord) float64 { return e.videos[vi].ToTimestamp }),
+		)
+	}
+	for si, f := range statsFeatures {
+		cols = append(cols,
+			statColumn(f, si, "min", func(s *Stats) []float64 { return s.Min }),
+			statColumn(f, si, "max", func(s *Stats) []float64 { return s.Max }),
+			statColumn(f, si, "mean", func(s *Stats) []float64 { return s.Mean }),
+			statColumn(f, si, "std", func(s *Stats) []float64 { return s.Std }),
+			statColumn(f, si, "count", nil),
+		)
+		for j, q := range QuantileNames {
+			cols = append(cols, statColumn(f, si, q, func(s *Stats) []float64 { return s.Quantiles[j] }))
+		}
+	}
+	// All episodes go to one metadata file: LeRobot rotates it at
+	// data_files_size_in_mb, which one row per episode does not reach.
+	cols = append(cols,
+		int64Col("meta/episodes/chunk_index", func(*episodeRecord) int64 { return 0 }),
+		int64Col("meta/episodes/file_index", func(*episodeRecord) int64 { return 0 }),
+		stringCol("ceres/session_id", func(e *episodeRecord) *string { return &e.ceres.SessionID }),
+		stringCol("ceres/task_id", func(e *episodeRecord) *string { return &e.ceres.TaskID }),
+		stringCol("ceres/task_label", func(e *episodeRecord) *string { return &e.ceres.TaskLabel }),
+		stringCol("ceres/task_type", func(e *episodeRecord) *string { return &e.ceres.TaskType }),
+		int64Col("ceres/cycle", func(e *episodeRecord) int64 { return e.ceres.Cycle }),
+		int64Col("ceres/repetition", func(e *episodeRecord) int64 { return e.ceres.Repetition }),
+		int64Col("ceres/attempt", func(e *episodeRecord) int64 { return e.ceres.Attempt }),
+		stringCol("ceres/outcome", func(e *episodeRecord) *string { return e.ceres.Outcome }),
+		int64Col("ceres/start_ns", func(e *episodeRecord) int64 { return e.ceres.StartNS }),
+		int64Col("ceres/end_ns", func(e *episodeRecord) int64 { return e.ceres.EndNS }),
+		int64Col("ceres/task_specification/version", func(e *episodeRecord) int64 { return e.ceres.SpecVersion }),
+		stringCol("ceres/task_specification/hash", func(e *episodeRecord) *string { return &e.ceres.SpecHash }),
+		stringCol("ceres/task_specification/recorded_hash", func(e *episodeRecord) *string { return &e.ceres.RecordedSpecHash }),
+	)
+	return cols
+}
+
+// writeEpisodes writes meta/episodes/chunk-000/file-000.parquet.
+func writeEpisodes(path string, cols []episodeColumn, eps []episodeRecord, createdBy string) error {
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = c.field
+	}
+	schema := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for i := range eps {
+		for j, c := range cols {
+			c.append(b.Field(j), &eps[i])
+		}
+	}
+	rec := b.NewRecord()
+	defer rec.Release()
+	return writeArrowParquet(path, rec, createdBy)
+}

@@ -1,0 +1,312 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrDestinationExists is returned by Stage when the destination exists and
+// StageOptions.Replace is not set.
+var ErrDestinationExists = errors.New("shard: destination exists")
+
+const (
+	// tempInfix is part of every staging directory name:
+	// ".<dest-base>.ceres-tmp-<random>". The leading dot and the infix keep
+	// it from ever being taken for a shard.
+	tempInfix = ".ceres-tmp-"
+	// tempMarker is a file inside a staging directory saying who made it.
+	tempMarker = ".ceres-staging"
+)
+
+// StageOptions configures Stage. The zero value refuses an existing destination.
+type StageOptions struct {
+	// Replace allows replacing an existing destination atomically.
+	Replace bool
+}
+
+// Staging is a shard being built in a temporary directory beside its
+// destination. Build everything under Dir, then Commit; on any failure call
+// Abort (safe to defer: it does nothing after Commit).
+type Staging struct {
+	dest    string
+	tmp     string
+	replace bool
+	done    bool
+}
+
+// Stage prepares a staging directory for dest. It fails before any work if
+// dest exists and opts.Replace is false. It first removes staging
+// directories of dest left by earlier runs whose process is gone.
+func Stage(dest string, opts StageOptions) (*Staging, error) {
+	dest = filepath.Clean(dest)
+	parent, base := filepath.Dir(dest), filepath.Base(dest)
+	if base == "." || base == string(filepath.Separator) {
+		return nil, fmt.Errorf("shard: stage %q: not a directory name", dest)
+	}
+	if _, err := os.Lstat(dest); err == nil {
+		if !opts.Replace {
+			return nil, fmt.Errorf("stage %s: %w (set Replace to replace it)", dest, ErrDestinationExists)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("shard: stage %s: %w", dest, err)
+	}
+	if _, err := RemoveStaleStaging(dest); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+base+tempInfix)
+	if err != nil {
+		return nil, fmt.Errorf("shard: stage %s: %w", dest, err)
+	}
+	// MkdirTemp makes 0700; the shard is an ordinary directory once committed.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("shard: stage %s: %w", dest, err)
+	}
+	if err := writeMarker(tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("shard: stage %s: %w", dest, err)
+	}
+	return &Staging{dest: dest, tmp: tmp, replace: opts.Replace}, nil
+}
+
+func writeMarker(dir string) error {
+	body := "ceres-export staging directory; safe to delete when no export runs\npid " + strconv.Itoa(os.Getpid()) + "\n"
+	return os.WriteFile(filepath.Join(dir, tempMarker), []byte(body), 0o644)
+}
+
+// Dir returns the staging directory: the root of the shard being built.
+func (s *Staging) Dir() string { return s.tmp }
+
+// Dest returns the destination path.
+func (s *Staging) Dest() string { return s.dest }
+
+// Commit moves the finished shard into place. Every file and directory is
+// fsynced first. A missing destination is created by rename; an existing
+// one (with Replace) is swapped atomically with renameat2(RENAME_EXCHANGE),
+// so the destination always holds either the whole old shard or the whole
+// new one, and the old shard is then deleted.
+func (s *Staging) Commit() error {
+	if s.done {
+		return fmt.Errorf("shard: commit %s: already committed or aborted", s.dest)
+	}
+	if err := os.Remove(filepath.Join(s.tmp, tempMarker)); err != nil {
+		return fmt.Errorf("shard: commit %s: %w", s.dest, err)
+	}
+	if err := syncTree(s.tmp); err != nil {
+		_ = writeMarker(s.tmp)
+		return fmt.Errorf("shard: commit %s: %w", s.dest, err)
+	}
+	parent := filepath.Dir(s.dest)
+	_, statErr := os.Lstat(s.dest)
+	switch {
+	case errors.Is(statErr, fs.ErrNotExist):
+		// Refuse to overwrite anything that appeared meanwhile (RENAME_NOREPLACE).
+		if err := unix.Renameat2(unix.AT_FDCWD, s.tmp, unix.AT_FDCWD, s.dest, unix.RENAME_NOREPLACE); err != nil {
+			_ = writeMarker(s.tmp)
+			return fmt.Errorf("shard: commit %s: %w", s.dest, err)
+		}
+		s.done = true
+		return syncDir(parent)
+	case statErr != nil:
+		_ = writeMarker(s.tmp)
+		return fmt.Errorf("shard: commit %s: %w", s.dest, statErr)
+	case !s.replace:
+		_ = writeMarker(s.tmp)
+		return fmt.Errorf("commit %s: %w", s.dest, ErrDestinationExists)
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, s.tmp, unix.AT_FDCWD, s.dest, unix.RENAME_EXCHANGE); err != nil {
+		_ = writeMarker(s.tmp)
+		return fmt.Errorf("shard: commit %s: atomic exchange: %w", s.dest, err)
+	}
+	s.done = true
+	if err := syncDir(parent); err != nil {
+		return fmt.Errorf("shard: commit %s: %w", s.dest, err)
+	}
+	// s.tmp now holds the old shard. Mark it so that a crash before the
+	// removal leaves something RemoveStaleStaging recognises.
+	_ = writeMarker(s.tmp)
+	if err := os.RemoveAll(s.tmp); err != nil {
+		return fmt.Errorf("shard: commit %s: remove previous shard: %w", s.dest, err)
+	}
+	return nil
+}
+
+// Abort removes the staging directory; the destination is never touched.
+// It does nothing after Commit or a previous Abort.
+func (s *Staging) Abort() error {
+	if s.done {
+		return nil
+	}
+	s.done = true
+	if err := os.RemoveAll(s.tmp); err != nil {
+		return fmt.Errorf("shard: abort %s: %w", s.dest, err)
+	}
+	return nil
+}
+
+// IsStagingDir reports whether path is a staging directory of this package
+// (name ".<base>.ceres-tmp-*" holding the marker file).
+func IsStagingDir(path string) bool {
+	name := filepath.Base(path)
+	if !strings.HasPrefix(name, ".") || !strings.Contains(name, tempInfix) {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(path, tempMarker))
+	return err == nil && st.Mode().IsRegular()
+}
+
+// RemoveStaleStaging deletes the staging directories of dest left by runs
+// whose process no longer exists, and returns their paths. Directories of a
+// live process are left alone.
+func RemoveStaleStaging(dest string) ([]string, error) {
+	dest = filepath.Clean(dest)
+	parent, base := filepath.Dir(dest), filepath.Base(dest)
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return nil, fmt.Errorf("shard: look for stale staging of %s: %w", dest, err)
+	}
+	var removed []string
+	prefix := "." + base + tempInfix
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		p := filepath.Join(parent, e.Name())
+		if !IsStagingDir(p) || markerProcessAlive(p) {
+			continue
+		}
+		if err := os.RemoveAll(p); err != nil {
+			return removed, fmt.Errorf("shard: remove stale staging %s: %w", p, err)
+		}
+		removed = append(removed, p)
+	}
+	return removed, nil
+}
+
+// markerProcessAlive reports whether the pid in the marker names a running
+// process other than a reused one we cannot tell apart (best effort).
+func markerProcessAlive(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, tempMarker))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "pid "); ok {
+			pid, err := strconv.Atoi(strings.TrimSpace(rest))
+			if err != nil || pid <= 0 {
+				return false
+			}
+			if pid == os.Getpid() {
+				return false // our own earlier, abandoned staging
+			}
+			err = syscall.Kill(pid, 0)
+			return err == nil || errors.Is(err, syscall.EPERM)
+		}
+	}
+	return false
+}
+
+// syncTree fsyncs every regular file and directory under root, directories
+// after their contents.
+func syncTree(root string) error {
+	var dirs []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, p)
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		return syncFile(p)
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := syncDir(dirs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func syncFile(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func syncDir(p string) error { return syncFile(p) }
+
+// PreviousShard is a read-only view of the shard currently at a
+// destination, so that a re-export can reuse its files (videos) while the
+// new shard is staged. It stays valid until Commit replaces the destination.
+type PreviousShard struct {
+	// Root is the destination directory.
+	Root string
+	// Files are the regular files under Root, relative, slash-separated, sorted.
+	Files []string
+}
+
+// OpenPrevious lists the shard at dest. It returns nil and no error when
+// dest does not exist.
+func OpenPrevious(dest string) (*PreviousShard, error) {
+	dest = filepath.Clean(dest)
+	if _, err := os.Stat(dest); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	p := &PreviousShard{Root: dest}
+	err := filepath.WalkDir(dest, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			rel, err := filepath.Rel(dest, path)
+			if err != nil {
+				return err
+			}
+			p.Files = append(p.Files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("shard: list previous shard %s: %w", dest, err)
+	}
+	sort.Strings(p.Files)
+	return p, nil
+}
+
+// VideoFiles returns the mp4 files of one video feature, relative to Root
+// (videos/<key>/chunk-CCC/file-FFF.mp4), sorted.
+func (p *PreviousShard) VideoFiles(videoKey string) []string {
+	prefix := "videos/" + videoKey + "/"
+	var out []string
+	for _, f := range p.Files {
+		if strings.HasPrefix(f, prefix) && strings.HasSuffix(f, ".mp4") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Path returns the absolute path of a file listed in Files.
+func (p *PreviousShard) Path(rel string) string { return filepath.Join(p.Root, filepath.FromSlash(rel)) }

@@ -1,0 +1,298 @@
+package shard
+
+import (
+	"fmt"
+	"math"
+)
+
+// QuantileNames are LeRobot's DEFAULT_QUANTILES as stats keys, in order.
+var QuantileNames = [5]string{"q01", "q10", "q50", "q90", "q99"}
+
+// quantileLevels are the probabilities of QuantileNames.
+var quantileLevels = [5]float64{0.01, 0.10, 0.50, 0.90, 0.99}
+
+// Stats are LeRobot's statistics of one feature over one episode or over the
+// whole shard. Every slice has one element per vector element (per colour
+// channel for a video feature, whose JSON form is nested [[[v]]] per channel).
+type Stats struct {
+	Min, Max, Mean, Std []float64
+	// Count is the number of frames (for videos: sampled frames).
+	Count int64
+	// Quantiles holds q01, q10, q50, q90, q99 (see QuantileNames).
+	Quantiles [5][]float64
+}
+
+// QuantileAggregation says how per-episode quantiles are combined into the
+// shard's quantiles.
+type QuantileAggregation int
+
+const (
+	// QuantileWeightedMean takes the count-weighted mean of the episodes'
+	// quantiles, as lerobot 0.4.4 compute_stats.aggregate_feature_stats does
+	// (the version this project loads and merges with).
+	QuantileWeightedMean QuantileAggregation = iota
+	// QuantileEnvelope takes the minimum across episodes for q<=50 and the
+	// maximum for q>50, as newer LeRobot (after 0.4.4) does.
+	QuantileEnvelope
+)
+
+// validate checks that s is usable for a feature of width n.
+func (s *Stats) validate(n int) error {
+	if s.Count <= 0 {
+		return fmt.Errorf("count %d must be positive", s.Count)
+	}
+	check := func(name string, v []float64) error {
+		if len(v) != n {
+			return fmt.Errorf("%s has %d values, want %d", name, len(v), n)
+		}
+		for i, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("%s[%d] is %v", name, i, x)
+			}
+		}
+		return nil
+	}
+	for _, c := range []struct {
+		name string
+		v    []float64
+	}{{"min", s.Min}, {"max", s.Max}, {"mean", s.Mean}, {"std", s.Std}} {
+		if err := check(c.name, c.v); err != nil {
+			return err
+		}
+	}
+	for i, q := range s.Quantiles {
+		if err := check(QuantileNames[i], q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clone returns a deep copy of s.
+func (s Stats) clone() Stats {
+	c := Stats{Min: cloneF(s.Min), Max: cloneF(s.Max), Mean: cloneF(s.Mean), Std: cloneF(s.Std), Count: s.Count}
+	for i := range s.Quantiles {
+		c.Quantiles[i] = cloneF(s.Quantiles[i])
+	}
+	return c
+}
+
+func cloneF(v []float64) []float64 { return append([]float64(nil), v...) }
+
+// aggregateStats combines the shard's running stats a with an episode's b
+// the way LeRobot's aggregate_feature_stats combines [a, b]: min of mins,
+// max of maxes, count-weighted mean, pooled variance
+// sum((std_i^2 + (mean_i - mean)^2) * n_i) / N, counts summed, quantiles by q.
+func aggregateStats(a, b Stats, q QuantileAggregation) Stats {
+	n := len(a.Mean)
+	out := Stats{
+		Min: make([]float64, n), Max: make([]float64, n), Mean: make([]float64, n), Std: make([]float64, n),
+		Count: a.Count + b.Count,
+	}
+	na, nb, total := float64(a.Count), float64(b.Count), float64(a.Count+b.Count)
+	for i := 0; i < n; i++ {
+		out.Min[i] = math.Min(a.Min[i], b.Min[i])
+		out.Max[i] = math.Max(a.Max[i], b.Max[i])
+		mean := (a.Mean[i]*na + b.Mean[i]*nb) / total
+		da, db := a.Mean[i]-mean, b.Mean[i]-mean
+		v := ((a.Std[i]*a.Std[i]+da*da)*na + (b.Std[i]*b.Std[i]+db*db)*nb) / total
+		out.Mean[i] = mean
+		out.Std[i] = math.Sqrt(v)
+	}
+	for j := range out.Quantiles {
+		out.Quantiles[j] = make([]float64, n)
+		for i := 0; i < n; i++ {
+			x, y := a.Quantiles[j][i], b.Quantiles[j][i]
+			switch {
+			case q == QuantileEnvelope && quantileLevels[j] <= 0.5:
+				out.Quantiles[j][i] = math.Min(x, y)
+			case q == QuantileEnvelope:
+				out.Quantiles[j][i] = math.Max(x, y)
+			default:
+				out.Quantiles[j][i] = (x*na + y*nb) / total
+			}
+		}
+	}
+	return out
+}
+
+// statsScratch holds the histogram reused between features and episodes.
+type statsScratch struct {
+	hist  []float64
+	edges []float64
+}
+
+// number is the element type of a numeric column.
+type number interface {
+	~float32 | ~float64 | ~int32 | ~int64 | ~uint8
+}
+
+// columnStats computes a feature's stats over one episode (rows frames).
+func columnStats(f Feature, c *ColumnData, rows int, s *statsScratch) Stats {
+	n := f.width()
+	switch f.Dtype {
+	case DtypeFloat32:
+		return statsOf(c.Float32, rows, n, s)
+	case DtypeFloat64:
+		return statsOf(c.Float64, rows, n, s)
+	case DtypeInt32:
+		return statsOf(c.Int32, rows, n, s)
+	case DtypeInt64:
+		return statsOf(c.Int64, rows, n, s)
+	case DtypeUint8:
+		return statsOf(c.Uint8, rows, n, s)
+	case DtypeBool:
+		return statsOfBool(c.Bool, rows, n, s)
+	}
+	panic("shard: no stats for dtype " + f.Dtype)
+}
+
+func statsOfBool(v []bool, rows, n int, s *statsScratch) Stats {
+	u := make([]uint8, len(v))
+	for i, b := range v {
+		if b {
+			u[i] = 1
+		}
+	}
+	return statsOf(u, rows, n, s)
+}
+
+// statsOf reproduces LeRobot's get_feature_stats for one episode of a
+// vector feature (RunningQuantileStats fed the whole episode as one batch):
+//
+//	min, max                          per element
+//	mean = sum(x)/N, std = population standard deviation (two-pass, float64)
+//	edges = linspace(min-1e-10, max+1e-10, 5001)   (edges[i] = i*step + lo)
+//	hist  = np.histogram(x, edges)    bins [e_i, e_i+1), the last one closed
+//	q(p): target = p*N; i = first bin with cumsum >= target;
+//	      i == 0 -> edges[0]; empty bin -> edges[i];
+//	      else edges[i] + (target - cumsum[i-1]) / hist[i] * step_i
+//	N < 2: std = 0 and every quantile = mean (_compute_basic_stats).
+//
+// LeRobot 0.4.4 accumulates float32 features in float32 and uses
+// E[x^2]-E[x]^2; computing in float64 differs from it only by float32
+// rounding, and quantiles land in the same histogram bin.
+func statsOf[T number](v []T, rows, n int, s *statsScratch) Stats {
+	st := Stats{
+		Min: make([]float64, n), Max: make([]float64, n), Mean: make([]float64, n), Std: make([]float64, n),
+		Count: int64(rows),
+	}
+	for j := range st.Quantiles {
+		st.Quantiles[j] = make([]float64, n)
+	}
+	const bins = defaultQuantileBinCount
+	if len(s.hist) != bins {
+		s.hist = make([]float64, bins)
+		s.edges = make([]float64, bins+1)
+	}
+	for d := 0; d < n; d++ {
+		lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
+		for k := 0; k < rows; k++ {
+			x := float64(v[k*n+d])
+			lo = math.Min(lo, x)
+			hi = math.Max(hi, x)
+			sum += x
+		}
+		mean := sum / float64(rows)
+		st.Min[d], st.Max[d], st.Mean[d] = lo, hi, mean
+		if rows < 2 {
+			for j := range st.Quantiles {
+				st.Quantiles[j][d] = mean
+			}
+			continue
+		}
+		var ss float64
+		for k := 0; k < rows; k++ {
+			dx := float64(v[k*n+d]) - mean
+			ss += dx * dx
+		}
+		st.Std[d] = math.Sqrt(ss / float64(rows))
+
+		start, stop := lo-1e-10, hi+1e-10
+		step := (stop - start) / bins
+		edges, hist := s.edges, s.hist
+		for i := 0; i < bins; i++ {
+			edges[i] = float64(i)*step + start
+			hist[i] = 0
+		}
+		edges[bins] = stop
+		inv := 1 / step
+		for k := 0; k < rows; k++ {
+			x := float64(v[k*n+d])
+			i := int((x - start) * inv)
+			i = max(0, min(i, bins-1))
+			for i > 0 && x < edges[i] {
+				i--
+			}
+			for i < bins-1 && x >= edges[i+1] {
+				i++
+			}
+			hist[i]++
+		}
+		for j, p := range quantileLevels {
+			st.Quantiles[j][d] = histQuantile(hist, edges, p*float64(rows))
+		}
+	}
+	return st
+}
+
+// histQuantile is RunningQuantileStats._compute_single_quantile.
+func histQuantile(hist, edges []float64, target float64) float64 {
+	cum := 0.0
+	for i, h := range hist {
+		before := cum
+		cum += h
+		if cum >= target {
+			if i == 0 {
+				return edges[0]
+			}
+			if h == 0 {
+				return edges[i]
+			}
+			return edges[i] + (target-before)/h*(edges[i+1]-edges[i])
+		}
+	}
+	return edges[len(edges)-1]
+}
+
+// statsJSON renders s as LeRobot's stats dict: min, max, mean, std, count,
+// q01..q99. min and max keep the feature's type (ints for integer dtypes,
+// booleans for bool); a video feature's values are nested per channel.
+func statsJSON(f Feature, s Stats) JSONObject {
+	vec := func(v []float64) any {
+		if f.Dtype == DtypeVideo {
+			out := make([]any, len(v))
+			for i, x := range v {
+				out[i] = []any{[]float64{x}}
+			}
+			return out
+		}
+		return cloneF(v)
+	}
+	minmax := func(v []float64) any {
+		switch f.Dtype {
+		case DtypeInt32, DtypeInt64, DtypeUint8:
+			out := make([]int64, len(v))
+			for i, x := range v {
+				out[i] = int64(x)
+			}
+			return out
+		case DtypeBool:
+			out := make([]bool, len(v))
+			for i, x := range v {
+				out[i] = x != 0
+			}
+			return out
+		}
+		return vec(v)
+	}
+	o := JSONObject{
+		{"min", minmax(s.Min)}, {"max", minmax(s.Max)},
+		{"mean", vec(s.Mean)}, {"std", vec(s.Std)},
+		{"count", []int64{s.Count}},
+	}
+	for j, name := range QuantileNames {
+		o = append(o, JSONField{name, vec(s.Quantiles[j])})
+	}
+	return o
+}

@@ -1,0 +1,189 @@
+package synth
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ceres-robotics/ceres-export/journal"
+	"github.com/ceres-robotics/ceres-export/plan"
+	"github.com/ceres-robotics/ceres-export/video"
+)
+
+// small are options for quick sessions: the example specification at a
+// tenth of its durations.
+func small(seed uint64) Options {
+	return Options{Seed: seed, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48}
+}
+
+func taskTypes(j *journal.Journal) func(string) (string, bool) {
+	return func(id string) (string, bool) {
+		t, ok := j.Spec.Task(id)
+		return t.Type, ok
+	}
+}
+
+func TestWriteReadsBack(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	res, err := Write(ctx, dir, small(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.Open(ctx, dir, journal.Options{})
+	if err != nil {
+		t.Fatalf("reading the synthetic journal: %v", err)
+	}
+	if j.Info.SessionID != res.SessionID || j.Spec.Hash() != res.SpecHash {
+		t.Errorf("session %q spec %s, want %q %s", j.Info.SessionID, j.Spec.Hash(), res.SessionID, res.SpecHash)
+	}
+	if j.End == nil || j.End.Reason != "completed" {
+		t.Errorf("END = %+v, want completed", j.End)
+	}
+	if len(j.Events) != res.Events {
+		t.Errorf("read %d events, wrote %d", len(j.Events), res.Events)
+	}
+	if len(j.Media) != 1 || j.Media[0].Stream != "front" {
+		t.Errorf("media = %+v", j.Media)
+	}
+	// Sample values reveal their index: accel.x of sample i is i.
+	c, err := j.Samples("imu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n, prev := 0, int64(-1)
+	for c.Next() {
+		b := c.Batch()
+		for i := 0; i < b.Len(); i++ {
+			if got := b.Float64At(0, 3*i); got != float64(n) {
+				t.Fatalf("imu sample %d: accel.x = %v", n, got)
+			}
+			if b.Times[i] <= prev {
+				t.Fatalf("imu sample %d at %d after %d", n, b.Times[i], prev)
+			}
+			prev = b.Times[i]
+			n++
+		}
+	}
+	if err := c.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != res.Samples["imu"] {
+		t.Errorf("read %d imu samples, wrote %d", n, res.Samples["imu"])
+	}
+
+	p, err := plan.Build(j.Events, taskTypes(j), 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fates := map[plan.Fate]int{}
+	for _, a := range p.Attempts {
+		fates[a.Fate]++
+	}
+	// The example runs 2 cycles of 3 timed and 1 open attempts; the first
+	// two attempts are retried, once while recording and once after it.
+	if fates[plan.Accepted] != 8 || fates[plan.Retried] < 2 {
+		t.Errorf("fates = %v, want 8 accepted and at least 2 retried", fates)
+	}
+	var whileRecording, afterEnd bool
+	for _, a := range p.Attempts {
+		if a.Fate == plan.Retried {
+			whileRecording = whileRecording || !a.HasEnd
+			afterEnd = afterEnd || a.HasEnd
+		}
+	}
+	if !whileRecording || !afterEnd {
+		t.Errorf("retries while recording %v, after the end %v; want both", whileRecording, afterEnd)
+	}
+}
+
+func TestWriteDeterministic(t *testing.T) {
+	ctx := context.Background()
+	a, b := t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		if _, err := Write(ctx, d, small(3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rel := range []string{"journal/000001.cjl", "media/front/000001.webm"} {
+		x, err := os.ReadFile(filepath.Join(a, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(b, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s differs between two runs with the same seed", rel)
+		}
+	}
+}
+
+func TestFaults(t *testing.T) {
+	ctx := context.Background()
+	t.Run("crash", func(t *testing.T) {
+		dir := t.TempDir()
+		o := small(5)
+		o.Faults.Crash = true
+		if _, err := Write(ctx, dir, o); err != nil {
+			t.Fatal(err)
+		}
+		j, err := journal.Open(ctx, dir, journal.Options{})
+		if err != nil {
+			t.Fatalf("a crashed session must stay readable: %v", err)
+		}
+		if j.End != nil || j.Report.Torn == nil {
+			t.Errorf("END %+v torn %+v; want no END and a torn tail", j.End, j.Report.Torn)
+		}
+		p, err := plan.Build(j.Events, taskTypes(j), 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		incomplete := 0
+		for _, a := range p.Attempts {
+			if a.Fate == plan.Incomplete {
+				incomplete++
+			}
+		}
+		if incomplete != 1 {
+			t.Errorf("%d incomplete attempts, want the one the crash cut", incomplete)
+		}
+	})
+	t.Run("corrupt", func(t *testing.T) {
+		dir := t.TempDir()
+		o := small(5)
+		o.Faults.Corrupt = true
+		o.Cameras = 0
+		if _, err := Write(ctx, dir, o); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := journal.Open(ctx, dir, journal.Options{}); !errors.Is(err, journal.ErrCorrupt) {
+			t.Fatalf("open = %v, want corruption", err)
+		}
+		j, err := journal.Open(ctx, dir, journal.Options{Salvage: true})
+		if err != nil {
+			t.Fatalf("salvage: %v", err)
+		}
+		if len(j.Report.Skipped) != 1 {
+			t.Errorf("salvage skipped %+v, want one range", j.Report.Skipped)
+		}
+	})
+	t.Run("cut-camera", func(t *testing.T) {
+		dir := t.TempDir()
+		o := small(5)
+		o.Faults.CutCamera = true
+		o.CameraCodec = video.SynthVP9
+		res, err := Write(ctx, dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Truncated) != 1 {
+			t.Errorf("truncated = %v", res.Truncated)
+		}
+	})
+}

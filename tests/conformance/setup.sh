@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# setup.sh creates, once, the Python virtual environment the conformance check
+# runs LeRobot in: .cache/conformance-venv under the repository root, holding
+# exactly the packages pinned in tests/conformance/requirements.txt (all from
+# PyPI). The venv is re-created only when requirements.txt or the Python
+# version changes: a stamp file inside the venv records their hash.
+#
+# Usage: bash tests/conformance/setup.sh        (prints the venv's python path last)
+# Env:   CONFORMANCE_VENV  override the venv location
+#        PYTHON            interpreter to build the venv from (default python3)
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venv="${CONFORMANCE_VENV:-$root/.cache/conformance-venv}"
+python="${PYTHON:-python3}"
+req="$here/requirements.txt"
+stamp="$venv/.ceres-conformance-stamp"
+
+start=$(date +%s)
+want="$( { "$python" -c 'import sys; print(sys.version)'; cat "$req"; } | sha256sum | cut -d' ' -f1)"
+
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python" ]; then
+	echo "conformance venv: up to date ($venv)" >&2
+else
+	echo "conformance venv: creating $venv from $req" >&2
+	rm -rf "$venv"
+	mkdir -p "$(dirname "$venv")"
+	"$python" -m venv "$venv"
+	# --no-deps: requirements.txt is the complete, resolved set (see its header);
+	# resolving lerobot's own dependency list would add GBs of unused packages.
+	"$venv/bin/pip" install --disable-pip-version-check --no-input --progress-bar off \
+		--no-deps -r "$req" >&2
+	echo "conformance venv: installed in $(( $(date +%s) - start ))s, $(du -sh "$venv" | cut -f1)" >&2
+	# Prove the pieces the check relies on import before stamping the venv.
+	HF_HUB_OFFLINE=1 "$venv/bin/python" - >&2 <<'PY'
+import importlib.metadata as md
+import av, pandas, pyarrow, datasets, torch, torchvision  # noqa: F401
+import lerobot.datasets.lerobot_dataset  # noqa: F401
+import lerobot.datasets.aggregate  # noqa: F401
+print("conformance venv: " + ", ".join(
+    f"{p} {md.version(p)}" for p in
+    ("lerobot", "datasets", "pyarrow", "pandas", "av", "torch", "torchvision", "torchcodec")))
+PY
+	echo "$want" >"$stamp"
+fi
+echo "conformance venv: ready in $(( $(date +%s) - start ))s" >&2
+echo "$venv/bin/python"

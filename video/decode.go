@@ -1,0 +1,228 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+
+	"github.com/asticode/go-astiav"
+)
+
+// decoder reads the first video stream of one file and yields its frames in
+// presentation order. A file cut short yields the frames it holds; the read
+// error is kept in readErr and decoding ends as at EOF.
+type decoder struct {
+	path   string
+	fc     *astiav.FormatContext
+	stream *astiav.Stream
+	dec    *astiav.CodecContext
+	pkt    *astiav.Packet
+	frame  *astiav.Frame
+	tb     astiav.Rational
+
+	demuxDone bool // no more packets (EOF or read error)
+	flushed   bool // SendPacket(nil) done
+	drained   bool // decoder returned EOF
+
+	packets   int   // video packets read
+	frames    int   // frames returned
+	bytesRead int64 // end position of the last packet read
+	readErr   error // first non-EOF demuxer error
+	decodeErr error // first decoder error (the packet is skipped)
+}
+
+// openDecoder opens path and its first video stream's decoder. threads is
+// the decoder thread count (0 = auto).
+func openDecoder(path string, threads int) (_ *decoder, err error) {
+	d := &decoder{path: path}
+	defer func() {
+		if err != nil {
+			d.close()
+		}
+	}()
+	if d.fc = astiav.AllocFormatContext(); d.fc == nil {
+		return nil, fmt.Errorf("%s: alloc format context failed", path)
+	}
+	if err = d.fc.OpenInput(path, nil, nil); err != nil {
+		d.fc.Free()
+		d.fc = nil
+		return nil, fmt.Errorf("%s: open: %w", path, err)
+	}
+	if err = d.fc.FindStreamInfo(nil); err != nil {
+		return nil, fmt.Errorf("%s: stream info: %w", path, err)
+	}
+	for _, s := range d.fc.Streams() {
+		if s.CodecParameters().MediaType() == astiav.MediaTypeVideo {
+			d.stream = s
+			break
+		}
+	}
+	if d.stream == nil {
+		return nil, fmt.Errorf("%s: no video stream", path)
+	}
+	d.tb = d.stream.TimeBase()
+	codec := astiav.FindDecoder(d.stream.CodecParameters().CodecID())
+	if codec == nil {
+		return nil, fmt.Errorf("%s: no decoder for codec %s", path, d.stream.CodecParameters().CodecID())
+	}
+	if d.dec = astiav.AllocCodecContext(codec); d.dec == nil {
+		return nil, fmt.Errorf("%s: alloc decoder failed", path)
+	}
+	if err = d.stream.CodecParameters().ToCodecContext(d.dec); err != nil {
+		return nil, fmt.Errorf("%s: decoder parameters: %w", path, err)
+	}
+	d.dec.SetTimeBase(d.tb)
+	d.dec.SetThreadCount(threads)
+	if err = d.dec.Open(codec, nil); err != nil {
+		return nil, fmt.Errorf("%s: open decoder %s: %w", path, codec.Name(), err)
+	}
+	d.pkt = astiav.AllocPacket()
+	d.frame = astiav.AllocFrame()
+	return d, nil
+}
+
+// next returns the next frame in presentation order, valid until the next
+// call, with its raw container pts; io.EOF after the last frame.
+func (d *decoder) next() (*astiav.Frame, int64, error) {
+	for {
+		if d.drained {
+			return nil, 0, io.EOF
+		}
+		d.frame.Unref()
+		err := d.dec.ReceiveFrame(d.frame)
+		switch {
+		case err == nil:
+			pts, ok := framePTS(d.frame)
+			if !ok {
+				return nil, 0, fmt.Errorf("%s: frame %d has no timestamp", d.path, d.frames)
+			}
+			d.frames++
+			return d.frame, pts, nil
+		case errors.Is(err, astiav.ErrEof):
+			d.drained = true
+			return nil, 0, io.EOF
+		case !errors.Is(err, astiav.ErrEagain):
+			// A damaged packet: keep the first error and go on with the
+			// next packets, as players do.
+			if d.decodeErr == nil {
+				d.decodeErr = fmt.Errorf("%s: decode after packet %d: %w", d.path, d.packets, err)
+			}
+		}
+		if d.demuxDone {
+			if d.flushed {
+				d.drained = true
+				return nil, 0, io.EOF
+			}
+			d.flushed = true
+			if err := d.dec.SendPacket(nil); err != nil && !errors.Is(err, astiav.ErrEof) {
+				return nil, 0, fmt.Errorf("%s: flush decoder: %w", d.path, err)
+			}
+			continue
+		}
+		if err := d.readPacket(); err != nil {
+			return nil, 0, err
+		}
+	}
+}
+
+// readPacket reads and sends the next video packet, or marks the end.
+func (d *decoder) readPacket() error {
+	for {
+		d.pkt.Unref()
+		err := d.fc.ReadFrame(d.pkt)
+		if err != nil {
+			if !errors.Is(err, astiav.ErrEof) {
+				d.readErr = fmt.Errorf("%s: read after packet %d (byte %d): %w", d.path, d.packets, d.bytesRead, err)
+			}
+			d.demuxDone = true
+			return nil
+		}
+		if d.pkt.StreamIndex() != d.stream.Index() {
+			continue
+		}
+		d.packets++
+		if pos := d.pkt.Pos(); pos >= 0 {
+			d.bytesRead = pos + int64(d.pkt.Size())
+		}
+		if err := d.dec.SendPacket(d.pkt); err != nil {
+			if errors.Is(err, astiav.ErrEagain) {
+				return fmt.Errorf("%s: decoder refused packet %d", d.path, d.packets)
+			}
+			if d.decodeErr == nil {
+				d.decodeErr = fmt.Errorf("%s: decode packet %d: %w", d.path, d.packets, err)
+			}
+		}
+		return nil
+	}
+}
+
+func (d *decoder) close() {
+	if d.frame != nil {
+		d.frame.Free()
+		d.frame = nil
+	}
+	if d.pkt != nil {
+		d.pkt.Free()
+		d.pkt = nil
+	}
+	if d.dec != nil {
+		d.dec.Free()
+		d.dec = nil
+	}
+	if d.fc != nil {
+		d.fc.CloseInput()
+		d.fc.Free()
+		d.fc = nil
+	}
+}
+
+// DecodedFrame is one frame handed to a DecodeEach callback.
+type DecodedFrame struct {
+	// Index counts frames in presentation order from 0.
+	Index int
+	// PTS is the raw container timestamp in TimeBase units.
+	PTS int64
+	// TimeBaseNum/TimeBaseDen is the stream time base in seconds.
+	TimeBaseNum, TimeBaseDen int
+	// Frame is the decoded picture, valid only during the callback.
+	Frame *astiav.Frame
+}
+
+// Seconds returns PTS·TimeBase exactly.
+func (f DecodedFrame) Seconds() *big.Rat {
+	r := new(big.Rat).SetFrac64(f.PTS*int64(f.TimeBaseNum), int64(f.TimeBaseDen))
+	return r
+}
+
+// DecodeEach decodes every frame of the first video stream of path in
+// presentation order and calls fn for each. A file cut short ends at the
+// last frame it holds, and DecodeEach then returns the read error after the
+// frames (wrapping it), so callers can tell a complete file from a cut one.
+func DecodeEach(ctx context.Context, path string, fn func(DecodedFrame) error) error {
+	d, err := openDecoder(path, 0)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	for i := 0; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f, pts, err := d.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(DecodedFrame{Index: i, PTS: pts, TimeBaseNum: d.tb.Num(), TimeBaseDen: d.tb.Den(), Frame: f}); err != nil {
+			return err
+		}
+	}
+	if d.readErr != nil {
+		return d.readErr
+	}
+	return d.decodeErr
+}

@@ -1,0 +1,190 @@
+package video
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Encoder names accepted in EncoderOptions.Codec.
+const (
+	EncoderSVTAV1 = "libsvtav1"
+	EncoderX264   = "libx264"
+)
+
+// LeRobot's defaults (configs/video.py VideoEncoderConfig, and
+// video_utils.encode_video_frames): libsvtav1, g=2, crf=30, preset 12,
+// yuv420p, fast_decode 0.
+const (
+	DefaultCRF          = 30
+	DefaultGOP          = 2
+	DefaultSVTPreset    = "12"
+	DefaultX264Preset   = "veryfast"
+	DefaultMaxFileBytes = 200 << 20 // LeRobot's 200 MB, counted as MiB as its get_file_size_in_mb does
+	DefaultChunkSize    = 1000
+)
+
+// EncoderOptions selects and tunes the output encoder. The zero value means
+// LeRobot's default encoder: libsvtav1, crf 30, preset 12, g 2, yuv420p,
+// svtav1-params fast-decode=0.
+type EncoderOptions struct {
+	// Codec is "libsvtav1" (default, "" too) or "libx264".
+	Codec string
+	// CRF is the constant rate factor; 0 means 30. (A true crf 0 cannot be
+	// asked for; use ExtraOptions {"crf": "0"}.)
+	CRF int
+	// Preset: "" means "12" for libsvtav1 and "veryfast" for libx264.
+	// LeRobot passes no preset to x264 (x264's "medium"); veryfast is
+	// chosen here because x264 is picked for speed and portability, and
+	// quality is held by CRF.
+	Preset string
+	// G is the GOP size (keyframe interval); 0 means 2.
+	G int
+	// PixFmt must be "" or "yuv420p" (the only format LeRobot's RGB
+	// videos and every decoder accept).
+	PixFmt string
+	// FastDecode is SVT-AV1's fast-decode level 0..2 (ignored by x264
+	// unless > 0, where it adds tune=fastdecode as LeRobot does).
+	FastDecode int
+	// Threads: libsvtav1 gets svtav1-params lp=Threads (FFmpeg 5.1's
+	// wrapper ignores thread_count), libx264 gets thread_count. 0 leaves
+	// the encoder's own choice (all cores).
+	Threads int
+	// ExtraOptions are merged last into the encoder's option dictionary;
+	// every key must be known to the encoder.
+	ExtraOptions map[string]string
+}
+
+// normalized returns a copy with defaults filled in, or an error.
+func (o EncoderOptions) normalized() (EncoderOptions, error) {
+	if o.Codec == "" {
+		o.Codec = EncoderSVTAV1
+	}
+	if o.CRF == 0 {
+		o.CRF = DefaultCRF
+	}
+	if o.G == 0 {
+		o.G = DefaultGOP
+	}
+	if o.PixFmt == "" {
+		o.PixFmt = "yuv420p"
+	}
+	switch o.Codec {
+	case EncoderSVTAV1:
+		if o.Preset == "" {
+			o.Preset = DefaultSVTPreset
+		}
+	case EncoderX264:
+		if o.Preset == "" {
+			o.Preset = DefaultX264Preset
+		}
+	default:
+		return o, fmt.Errorf("encoder %q: want %s or %s", o.Codec, EncoderSVTAV1, EncoderX264)
+	}
+	if o.PixFmt != "yuv420p" {
+		return o, fmt.Errorf("pixel format %q: only yuv420p is supported", o.PixFmt)
+	}
+	if o.CRF < 0 || o.G < 0 || o.Threads < 0 || o.FastDecode < 0 || o.FastDecode > 2 {
+		return o, fmt.Errorf("encoder options out of range: crf %d, g %d, threads %d, fast_decode %d", o.CRF, o.G, o.Threads, o.FastDecode)
+	}
+	return o, nil
+}
+
+// canonicalCodec is the name LeRobot records as video.codec
+// (stream.codec.canonical_name).
+func (o EncoderOptions) canonicalCodec() string {
+	if o.Codec == EncoderX264 {
+		return "h264"
+	}
+	return "av1"
+}
+
+// codecOptions builds the avcodec_open2 dictionary the way LeRobot's
+// get_codec_options does, plus bf=0 for x264 (no B-frames: LeRobot needs
+// pts = dts so that no composition offsets shift frame times).
+func (o EncoderOptions) codecOptions() map[string]string {
+	m := map[string]string{
+		"g":   strconv.Itoa(o.G),
+		"crf": strconv.Itoa(o.CRF),
+	}
+	switch o.Codec {
+	case EncoderSVTAV1:
+		m["preset"] = o.Preset
+		p := "fast-decode=" + strconv.Itoa(o.FastDecode)
+		if o.Threads > 0 {
+			p += ":lp=" + strconv.Itoa(o.Threads)
+		}
+		m["svtav1-params"] = p
+	case EncoderX264:
+		m["preset"] = o.Preset
+		m["bf"] = "0"
+		if o.FastDecode > 0 {
+			m["tune"] = "fastdecode"
+		}
+	}
+	for k, v := range o.ExtraOptions {
+		m[k] = v
+	}
+	return m
+}
+
+// presetValue is the preset as LeRobot stores it: an int for SVT-AV1 when
+// numeric, a string otherwise.
+func (o EncoderOptions) presetValue() any {
+	if n, err := strconv.Atoi(o.Preset); err == nil {
+		return n
+	}
+	return o.Preset
+}
+
+// InfoStyle selects which keys FeatureInfo writes.
+type InfoStyle int
+
+const (
+	// InfoLeRobot044 writes exactly the keys lerobot 0.4.4's get_video_info
+	// writes: video.height, video.width, video.codec, video.pix_fmt,
+	// video.is_depth_map, video.fps, video.channels, has_audio. Newer
+	// LeRobot migrates video.is_depth_map on load.
+	InfoLeRobot044 InfoStyle = iota
+	// InfoWithEncoder writes the keys of LeRobot ≥ 0.5 (HEAD): the stream
+	// keys, has_audio, is_depth_map, and the encoder keys video.g,
+	// video.crf, video.preset, video.fast_decode, video.video_backend,
+	// video.extra_options.
+	InfoWithEncoder
+)
+
+// FeatureInfo returns the "info" block of a video feature in meta/info.json
+// for an output of width×height at fps encoded with enc.
+func FeatureInfo(width, height, fps int, enc EncoderOptions, style InfoStyle) (map[string]any, error) {
+	enc, err := enc.normalized()
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{
+		"video.height":   height,
+		"video.width":    width,
+		"video.codec":    enc.canonicalCodec(),
+		"video.pix_fmt":  enc.PixFmt,
+		"video.fps":      fps,
+		"video.channels": 3,
+		"has_audio":      false,
+	}
+	switch style {
+	case InfoLeRobot044:
+		m["video.is_depth_map"] = false
+	case InfoWithEncoder:
+		m["is_depth_map"] = false
+		m["video.g"] = enc.G
+		m["video.crf"] = enc.CRF
+		m["video.preset"] = enc.presetValue()
+		m["video.fast_decode"] = enc.FastDecode
+		m["video.video_backend"] = "pyav"
+		extra := map[string]any{}
+		for k, v := range enc.ExtraOptions {
+			extra[k] = v
+		}
+		m["video.extra_options"] = extra
+	default:
+		return nil, fmt.Errorf("unknown info style %d", style)
+	}
+	return m, nil
+}

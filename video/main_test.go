@@ -1,0 +1,19 @@
+package video
+
+import (
+	"os"
+	"testing"
+
+	"github.com/asticode/go-astiav"
+)
+
+func TestMain(m *testing.M) {
+	// FFmpeg logs to stderr; keep test output readable.
+	astiav.SetLogLevel(astiav.LogLevelQuiet)
+	os.Setenv("SVT_LOG", "1")
+	code := m.Run()
+	if fixturesDir != "" {
+		os.RemoveAll(fixturesDir)
+	}
+	os.Exit(code)
+}

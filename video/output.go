@@ -1,0 +1,236 @@
+package video
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/asticode/go-astiav"
+)
+
+// encoderSpec describes one encoder and the container it writes into.
+type encoderSpec struct {
+	encoder   string // FFmpeg encoder name, e.g. libsvtav1
+	format    string // muxer name, e.g. mp4, webm
+	width     int
+	height    int
+	timeBase  astiav.Rational // encoder time base; frame pts are in it
+	frameRate astiav.Rational // nominal rate, for rate control
+	threads   int             // thread_count; 0 = auto
+	bitexact  bool
+	// options go to avcodec_open2; every one must be consumed by the codec.
+	options map[string]string
+	// muxOptions go to avformat_write_header; every one must be consumed.
+	muxOptions map[string]string
+	// packetDuration, when > 0, is stamped on every packet (in timeBase) so
+	// that a constant-rate stream's duration is frames × duration exactly.
+	packetDuration int64
+}
+
+// outputFile is one open encoder feeding one container file.
+type outputFile struct {
+	path    string
+	spec    encoderSpec
+	fc      *astiav.FormatContext
+	ioc     *astiav.IOContext
+	stream  *astiav.Stream
+	enc     *astiav.CodecContext
+	pkt     *astiav.Packet
+	bytes   int64 // payload bytes of the packets written so far
+	packets int   // packets written so far
+	sent    int   // frames sent to the encoder
+	err     error // sticky
+	done    bool
+}
+
+// newDictionary builds an AVDictionary from a map in sorted key order, so that
+// option application is deterministic.
+func newDictionary(m map[string]string) (*astiav.Dictionary, error) {
+	d := astiav.NewDictionary()
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := d.Set(k, m[k], 0); err != nil {
+			d.Free()
+			return nil, fmt.Errorf("option %s=%s: %w", k, m[k], err)
+		}
+	}
+	return d, nil
+}
+
+// leftover lists the entries an FFmpeg call did not consume.
+func leftover(d *astiav.Dictionary) []string {
+	var out []string
+	var e *astiav.DictionaryEntry
+	for {
+		e = d.Get("", e, astiav.NewDictionaryFlags(astiav.DictionaryFlagIgnoreSuffix))
+		if e == nil {
+			return out
+		}
+		out = append(out, e.Key()+"="+e.Value())
+	}
+}
+
+// openOutput creates path and opens the encoder and muxer for spec.
+func openOutput(path string, spec encoderSpec) (_ *outputFile, err error) {
+	o := &outputFile{path: path, spec: spec}
+	defer func() {
+		if err != nil {
+			o.free()
+		}
+	}()
+	codec := astiav.FindEncoderByName(spec.encoder)
+	if codec == nil {
+		return nil, fmt.Errorf("encoder %s not available in this FFmpeg", spec.encoder)
+	}
+	if o.fc, err = astiav.AllocOutputFormatContext(nil, spec.format, path); err != nil {
+		return nil, fmt.Errorf("%s: muxer %s: %w", path, spec.format, err)
+	}
+	if spec.bitexact {
+		o.fc.SetFlags(o.fc.Flags().Add(astiav.FormatContextFlagBitexact))
+	}
+	if o.stream = o.fc.NewStream(nil); o.stream == nil {
+		return nil, fmt.Errorf("%s: new stream failed", path)
+	}
+	if o.enc = astiav.AllocCodecContext(codec); o.enc == nil {
+		return nil, fmt.Errorf("%s: alloc codec context failed", path)
+	}
+	o.enc.SetWidth(spec.width)
+	o.enc.SetHeight(spec.height)
+	o.enc.SetPixelFormat(astiav.PixelFormatYuv420P)
+	o.enc.SetTimeBase(spec.timeBase)
+	o.enc.SetFramerate(spec.frameRate)
+	o.enc.SetSampleAspectRatio(astiav.NewRational(1, 1))
+	o.enc.SetThreadCount(spec.threads)
+	if spec.bitexact {
+		o.enc.SetFlags(o.enc.Flags().Add(astiav.CodecContextFlagBitexact))
+	}
+	if o.fc.OutputFormat().Flags().Has(astiav.IOFormatFlagGlobalheader) {
+		o.enc.SetFlags(o.enc.Flags().Add(astiav.CodecContextFlagGlobalHeader))
+	}
+	d, err := newDictionary(spec.options)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", path, spec.encoder, err)
+	}
+	err = o.enc.Open(codec, d)
+	left := leftover(d)
+	d.Free()
+	if err != nil {
+		return nil, fmt.Errorf("%s: open encoder %s: %w", path, spec.encoder, err)
+	}
+	if len(left) > 0 {
+		return nil, fmt.Errorf("%s: encoder %s does not know options %v", path, spec.encoder, left)
+	}
+	if err = o.stream.CodecParameters().FromCodecContext(o.enc); err != nil {
+		return nil, fmt.Errorf("%s: codec parameters: %w", path, err)
+	}
+	o.stream.SetTimeBase(spec.timeBase)
+	o.stream.SetAvgFrameRate(spec.frameRate)
+	o.stream.SetRFrameRate(spec.frameRate)
+	if o.ioc, err = astiav.OpenIOContext(path, astiav.NewIOContextFlags(astiav.IOContextFlagWrite)); err != nil {
+		return nil, fmt.Errorf("%s: create: %w", path, err)
+	}
+	o.fc.SetPb(o.ioc)
+	md, err := newDictionary(spec.muxOptions)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", path, spec.format, err)
+	}
+	err = o.fc.WriteHeader(md)
+	left = leftover(md)
+	md.Free()
+	if err != nil {
+		return nil, fmt.Errorf("%s: write header: %w", path, err)
+	}
+	if len(left) > 0 {
+		return nil, fmt.Errorf("%s: muxer %s does not know options %v", path, spec.format, left)
+	}
+	o.pkt = astiav.AllocPacket()
+	return o, nil
+}
+
+// send encodes one frame (nil flushes) and writes the packets it yields.
+func (o *outputFile) send(f *astiav.Frame) error {
+	if o.err != nil {
+		return o.err
+	}
+	if err := o.enc.SendFrame(f); err != nil {
+		o.err = fmt.Errorf("%s: send frame %d to %s: %w", o.path, o.sent, o.spec.encoder, err)
+		return o.err
+	}
+	if f != nil {
+		o.sent++
+	}
+	for {
+		err := o.enc.ReceivePacket(o.pkt)
+		if errors.Is(err, astiav.ErrEagain) || errors.Is(err, astiav.ErrEof) {
+			return nil
+		}
+		if err != nil {
+			o.err = fmt.Errorf("%s: receive packet from %s: %w", o.path, o.spec.encoder, err)
+			return o.err
+		}
+		if o.spec.packetDuration > 0 {
+			o.pkt.SetDuration(o.spec.packetDuration)
+		}
+		o.pkt.SetStreamIndex(o.stream.Index())
+		// The muxer may replace the stream time base in WriteHeader (mp4:
+		// 1/15360 for 1/30), so rescale to the one it holds now.
+		o.pkt.RescaleTs(o.spec.timeBase, o.stream.TimeBase())
+		o.bytes += int64(o.pkt.Size())
+		o.packets++
+		err = o.fc.WriteInterleavedFrame(o.pkt)
+		o.pkt.Unref()
+		if err != nil {
+			o.err = fmt.Errorf("%s: write packet %d: %w", o.path, o.packets, err)
+			return o.err
+		}
+	}
+}
+
+// finish flushes the encoder, writes the trailer and closes the file.
+func (o *outputFile) finish() error {
+	if o.done {
+		return errors.New(o.path + ": output already finished")
+	}
+	if err := o.send(nil); err != nil {
+		o.free()
+		return err
+	}
+	if err := o.fc.WriteTrailer(); err != nil {
+		o.free()
+		return fmt.Errorf("%s: write trailer: %w", o.path, err)
+	}
+	var err error
+	if o.ioc != nil {
+		if cerr := o.ioc.Close(); cerr != nil {
+			err = fmt.Errorf("%s: close: %w", o.path, cerr)
+		}
+		o.ioc = nil
+	}
+	o.free()
+	return err
+}
+
+// free releases everything; safe to call more than once.
+func (o *outputFile) free() {
+	o.done = true
+	if o.pkt != nil {
+		o.pkt.Free()
+		o.pkt = nil
+	}
+	if o.enc != nil {
+		o.enc.Free()
+		o.enc = nil
+	}
+	if o.ioc != nil {
+		_ = o.ioc.Close()
+		o.ioc = nil
+	}
+	if o.fc != nil {
+		o.fc.Free()
+		o.fc = nil
+	}
+}

@@ -1,0 +1,125 @@
+package video
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/asticode/go-astiav"
+)
+
+// Rational is an exact fraction Num/Den.
+type Rational struct {
+	Num, Den int
+}
+
+func rationalOf(r astiav.Rational) Rational { return Rational{Num: r.Num(), Den: r.Den()} }
+
+// ProbeInfo describes the first video stream of a file, read by Probe.
+type ProbeInfo struct {
+	// Format is the demuxer name, e.g. "mov,mp4,m4a,3gp,3g2,mj2".
+	Format string
+	// Codec is FFmpeg's codec name, e.g. "av1", "h264", "vp8".
+	Codec string
+	// Width, Height in pixels; PixFmt e.g. "yuv420p".
+	Width, Height int
+	PixFmt        string
+	// AvgFrameRate and RealFrameRate (r_frame_rate) from the demuxer.
+	AvgFrameRate, RealFrameRate Rational
+	// TimeBase of the stream.
+	TimeBase Rational
+	// Frames counts the stream's packets (read, not taken from the header).
+	Frames int
+	// StreamDuration in TimeBase units as the container states it (0 if
+	// unknown); ContainerDurationUS in microseconds (0 if unknown).
+	StreamDuration      int64
+	ContainerDurationUS int64
+	// FirstPTS is the smallest packet pts; LastEndPTS the largest pts plus
+	// that packet's duration (both in TimeBase units).
+	FirstPTS, LastEndPTS int64
+	// PTSMonotone is true when packet pts strictly increase in file order
+	// (no reordering); DTSMonotone likewise for dts.
+	PTSMonotone, DTSMonotone bool
+	// HasAudio reports an audio stream; Streams counts all streams.
+	HasAudio bool
+	Streams  int
+	// ReadErr is the demuxer's error if the file ended with one (cut short).
+	ReadErr error
+}
+
+// Probe opens path and reads every packet of it to describe its first video
+// stream.
+func Probe(path string) (ProbeInfo, error) {
+	var p ProbeInfo
+	fc := astiav.AllocFormatContext()
+	if fc == nil {
+		return p, fmt.Errorf("%s: alloc format context failed", path)
+	}
+	defer fc.Free()
+	if err := fc.OpenInput(path, nil, nil); err != nil {
+		return p, fmt.Errorf("%s: open: %w", path, err)
+	}
+	defer fc.CloseInput()
+	if err := fc.FindStreamInfo(nil); err != nil {
+		return p, fmt.Errorf("%s: stream info: %w", path, err)
+	}
+	p.Format = fc.InputFormat().Name()
+	p.ContainerDurationUS = fc.Duration()
+	if p.ContainerDurationUS == noPTS {
+		p.ContainerDurationUS = 0
+	}
+	var video *astiav.Stream
+	for _, s := range fc.Streams() {
+		p.Streams++
+		switch s.CodecParameters().MediaType() {
+		case astiav.MediaTypeAudio:
+			p.HasAudio = true
+		case astiav.MediaTypeVideo:
+			if video == nil {
+				video = s
+			}
+		}
+	}
+	if video == nil {
+		return p, fmt.Errorf("%s: no video stream", path)
+	}
+	cp := video.CodecParameters()
+	p.Codec = cp.CodecID().Name()
+	p.Width, p.Height = cp.Width(), cp.Height()
+	p.PixFmt = cp.PixelFormat().Name()
+	p.AvgFrameRate = rationalOf(video.AvgFrameRate())
+	p.RealFrameRate = rationalOf(video.RFrameRate())
+	p.TimeBase = rationalOf(video.TimeBase())
+	if d := video.Duration(); d != noPTS {
+		p.StreamDuration = d
+	}
+	pkt := astiav.AllocPacket()
+	defer pkt.Free()
+	p.PTSMonotone, p.DTSMonotone = true, true
+	var lastPTS, lastDTS int64
+	for {
+		err := fc.ReadFrame(pkt)
+		if err != nil {
+			if !errors.Is(err, astiav.ErrEof) {
+				p.ReadErr = fmt.Errorf("%s: read after packet %d: %w", path, p.Frames, err)
+			}
+			break
+		}
+		if pkt.StreamIndex() == video.Index() {
+			pts, dts := pkt.Pts(), pkt.Dts()
+			if p.Frames == 0 || pts < p.FirstPTS {
+				p.FirstPTS = pts
+			}
+			if end := pts + pkt.Duration(); p.Frames == 0 || end > p.LastEndPTS {
+				p.LastEndPTS = end
+			}
+			if p.Frames > 0 {
+				p.PTSMonotone = p.PTSMonotone && pts > lastPTS
+				p.DTSMonotone = p.DTSMonotone && dts > lastDTS
+			}
+			lastPTS, lastDTS = pts, dts
+			p.Frames++
+		}
+		pkt.Unref()
+	}
+	return p, nil
+}

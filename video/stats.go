@@ -1,0 +1,237 @@
+package video
+
+import (
+	"errors"
+	"math"
+)
+
+// ImageStats are LeRobot's per-episode statistics of a video feature: per RGB
+// channel, values in 0..1 (stats.json and the stats/* episode columns store
+// each as shape (3,1,1)). Count is the number of sampled frames.
+type ImageStats struct {
+	Min, Max, Mean, Std [3]float64
+	Q01, Q10, Q50, Q90, Q99 [3]float64
+	Count                   int64
+}
+
+// quantileBins is the histogram size of LeRobot's RunningQuantileStats.
+const quantileBins = 5000
+
+// statsSampleIndices returns LeRobot's sampled frame indices for an episode
+// of n frames (compute_stats.sample_indices with estimate_num_samples:
+// min 100, max 10000, power 0.75): round(linspace(0, n-1, num)), numpy's
+// round-half-to-even.
+func statsSampleIndices(n int) []int {
+	if n <= 0 {
+		return nil
+	}
+	minS := 100
+	if n < minS {
+		minS = n
+	}
+	num := int(math.Pow(float64(n), 0.75))
+	if num > 10000 {
+		num = 10000
+	}
+	if num < minS {
+		num = minS
+	}
+	out := make([]int, num)
+	if num == 1 {
+		return out // linspace(0, n-1, 1) = [0]
+	}
+	step := float64(n-1) / float64(num-1)
+	for i := range out {
+		out[i] = int(math.RoundToEven(float64(i) * step))
+	}
+	out[num-1] = n - 1
+	return out
+}
+
+// statsStride is LeRobot's auto_downsample_height_width: frames whose larger
+// side is at least 300 px are subsampled every int(larger/150) pixels.
+func statsStride(w, h int) int {
+	if max(w, h) < 300 {
+		return 1
+	}
+	if w > h {
+		return w / 150
+	}
+	return h / 150
+}
+
+// imageAccumulator gathers value counts per channel over sampled frames.
+type imageAccumulator struct {
+	counts [3][256]int64
+	frames int64
+}
+
+// addRGB adds one packed RGB24 picture (stride ls), subsampled by stride.
+func (a *imageAccumulator) addRGB(pix []byte, ls, w, h, stride int) {
+	for y := 0; y < h; y += stride {
+		row := pix[y*ls:]
+		for x := 0; x < w; x += stride {
+			p := row[3*x : 3*x+3]
+			a.counts[0][p[0]]++
+			a.counts[1][p[1]]++
+			a.counts[2][p[2]]++
+		}
+	}
+	a.frames++
+}
+
+// stats computes LeRobot's statistics from the counts: exact min, max, mean
+// and population std (LeRobot ≥ 0.5 computes in float; 0.4.4 squared uint8
+// values and overflowed, fixed upstream in PR #3697), and quantiles from a
+// 5000-bin histogram over [min-1e-10, max+1e-10] with linear interpolation
+// inside the bin, as RunningQuantileStats does for a single batch.
+func (a *imageAccumulator) stats() (ImageStats, error) {
+	var s ImageStats
+	if a.frames == 0 {
+		return s, errors.New("image stats: no frames sampled")
+	}
+	s.Count = a.frames
+	for c := 0; c < 3; c++ {
+		var n, sum, sumSq int64
+		lo, hi := -1, -1
+		for v, k := range a.counts[c] {
+			if k == 0 {
+				continue
+			}
+			if lo < 0 {
+				lo = v
+			}
+			hi = v
+			n += k
+			sum += k * int64(v)
+			sumSq += k * int64(v) * int64(v)
+		}
+		mean := float64(sum) / float64(n)
+		variance := float64(sumSq)/float64(n) - mean*mean
+		s.Min[c] = float64(lo) / 255
+		s.Max[c] = float64(hi) / 255
+		s.Mean[c] = mean / 255
+		s.Std[c] = math.Sqrt(math.Max(0, variance)) / 255
+		q := a.quantiles(c, float64(lo), float64(hi), n, []float64{0.01, 0.10, 0.50, 0.90, 0.99})
+		s.Q01[c], s.Q10[c], s.Q50[c], s.Q90[c], s.Q99[c] = q[0]/255, q[1]/255, q[2]/255, q[3]/255, q[4]/255
+	}
+	return s, nil
+}
+
+// quantiles replays numpy: edges = linspace(lo-1e-10, hi+1e-10, bins+1),
+// histogram, cumsum, searchsorted(left), interpolate.
+func (a *imageAccumulator) quantiles(c int, lo, hi float64, n int64, qs []float64) []float64 {
+	first, last := lo-1e-10, hi+1e-10
+	step := (last - first) / quantileBins
+	edge := func(i int) float64 {
+		if i == quantileBins {
+			return last
+		}
+		return first + float64(i)*step
+	}
+	var hist [quantileBins]int64
+	for v, k := range a.counts[c] {
+		if k == 0 {
+			continue
+		}
+		x := float64(v)
+		// numpy's uniform-bin index with its edge corrections.
+		i := int((x - first) * (quantileBins / (last - first)))
+		if i >= quantileBins {
+			i = quantileBins - 1
+		}
+		if i > 0 && x < edge(i) {
+			i--
+		}
+		if i < quantileBins-1 && x >= edge(i+1) {
+			i++
+		}
+		hist[i] += k
+	}
+	out := make([]float64, len(qs))
+	for j, q := range qs {
+		target := q * float64(n)
+		var cum int64
+		idx := quantileBins
+		var before int64
+		for i := 0; i < quantileBins; i++ {
+			if float64(cum+hist[i]) >= target {
+				idx, before = i, cum
+				break
+			}
+			cum += hist[i]
+		}
+		switch {
+		case idx == 0:
+			out[j] = edge(0)
+		case idx >= quantileBins:
+			out[j] = edge(quantileBins)
+		case hist[idx] == 0:
+			out[j] = edge(idx)
+		default:
+			frac := (target - float64(before)) / float64(hist[idx])
+			out[j] = edge(idx) + frac*(edge(idx+1)-edge(idx))
+		}
+	}
+	return out
+}
+
+// AggregateImageStats combines per-episode statistics the way lerobot 0.4.4's
+// aggregate_feature_stats does: min of mins, max of maxes, count-weighted
+// mean, pooled variance, summed count, count-weighted quantiles. (LeRobot
+// ≥ 0.5 takes the min of q≤50 and the max of q>50 instead, PR #3804.)
+func AggregateImageStats(list []ImageStats) (ImageStats, error) {
+	var out ImageStats
+	if len(list) == 0 {
+		return out, errors.New("aggregate image stats: empty list")
+	}
+	for _, s := range list {
+		out.Count += s.Count
+	}
+	if out.Count == 0 {
+		return out, errors.New("aggregate image stats: zero count")
+	}
+	total := float64(out.Count)
+	for c := 0; c < 3; c++ {
+		out.Min[c], out.Max[c] = list[0].Min[c], list[0].Max[c]
+		var mean float64
+		for _, s := range list {
+			out.Min[c] = math.Min(out.Min[c], s.Min[c])
+			out.Max[c] = math.Max(out.Max[c], s.Max[c])
+			w := float64(s.Count)
+			mean += s.Mean[c] * w
+			out.Q01[c] += s.Q01[c] * w
+			out.Q10[c] += s.Q10[c] * w
+			out.Q50[c] += s.Q50[c] * w
+			out.Q90[c] += s.Q90[c] * w
+			out.Q99[c] += s.Q99[c] * w
+		}
+		mean /= total
+		var variance float64
+		for _, s := range list {
+			d := s.Mean[c] - mean
+			variance += (s.Std[c]*s.Std[c] + d*d) * float64(s.Count)
+		}
+		out.Mean[c] = mean
+		out.Std[c] = math.Sqrt(variance / total)
+		out.Q01[c] /= total
+		out.Q10[c] /= total
+		out.Q50[c] /= total
+		out.Q90[c] /= total
+		out.Q99[c] /= total
+	}
+	return out, nil
+}
+
+// Map returns the statistics in stats.json's shape: each stat a (3,1,1)
+// nested list, count a one-element list.
+func (s ImageStats) Map() map[string]any {
+	ch := func(v [3]float64) [][][]float64 {
+		return [][][]float64{{{v[0]}}, {{v[1]}}, {{v[2]}}}
+	}
+	return map[string]any{
+		"min": ch(s.Min), "max": ch(s.Max), "mean": ch(s.Mean), "std": ch(s.Std),
+		"q01": ch(s.Q01), "q10": ch(s.Q10), "q50": ch(s.Q50), "q90": ch(s.Q90), "q99": ch(s.Q99),
+		"count": []int64{s.Count},
+	}
+}

@@ -1,0 +1,206 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/asticode/go-astiav"
+)
+
+// SynthCodec names the codec and container of a synthetic camera file.
+type SynthCodec string
+
+// Synthetic camera file kinds, as browsers' MediaRecorder writes them.
+const (
+	// SynthVP8 is VP8 in WebM, time base 1/1000 (the default).
+	SynthVP8 SynthCodec = "vp8"
+	// SynthVP9 is VP9 in WebM, time base 1/1000.
+	SynthVP9 SynthCodec = "vp9"
+	// SynthH264 is H.264 with B-frames in a fragmented MP4, time base
+	// 1/90000, so that decode order differs from presentation order.
+	SynthH264 SynthCodec = "h264"
+)
+
+// SynthOptions describes a synthetic camera file. The zero value of each field
+// is its documented default.
+type SynthOptions struct {
+	// Codec selects codec and container; "" means SynthVP8.
+	Codec SynthCodec
+	// Width and Height of the picture; 0 means 320×240. Must be even and at
+	// least 40×24 (the code band needs room).
+	Width, Height int
+	// PTS are the presentation times of the frames, in ns from the start of
+	// the file, strictly increasing (gaps stand for dropped frames). They are
+	// rounded to the container's time base (WebM: whole milliseconds); the
+	// result reports the stored values. Required.
+	PTS []int64
+	// FirstCode is the code drawn into frame 0; frame i carries FirstCode+i.
+	FirstCode uint32
+	// NominalFPS steers the encoder's rate control; 0 means 30.
+	NominalFPS int
+	// CutTailBytes, when > 0, removes that many bytes from the end of the
+	// finished file, as a crash during recording leaves it.
+	CutTailBytes int64
+}
+
+// SynthResult tells what WriteSynthetic stored.
+type SynthResult struct {
+	// TimeBase of the stored video stream, as num/den seconds.
+	TimeBaseNum, TimeBaseDen int
+	// PTS of each frame in TimeBase units as a demuxer reads them back (before
+	// any cut), in presentation order; frame i carries code FirstCode+i.
+	PTS []int64
+	// Bytes is the final file size (after any cut).
+	Bytes int64
+}
+
+// WriteSynthetic writes a camera file the way a browser records one: frames
+// at the given presentation times, each showing a moving colourful background
+// and a code band with its frame number (see ReadCode). The output is
+// deterministic: encoders run single-threaded with bit-exact flags.
+func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthResult, error) {
+	if opts.Codec == "" {
+		opts.Codec = SynthVP8
+	}
+	if opts.Width == 0 && opts.Height == 0 {
+		opts.Width, opts.Height = 320, 240
+	}
+	if opts.NominalFPS == 0 {
+		opts.NominalFPS = 30
+	}
+	if opts.Width%2 != 0 || opts.Height%2 != 0 || opts.Width < 40 || opts.Height < 24 {
+		return SynthResult{}, fmt.Errorf("synthetic %s: size %dx%d must be even and at least 40x24", path, opts.Width, opts.Height)
+	}
+	if len(opts.PTS) == 0 {
+		return SynthResult{}, fmt.Errorf("synthetic %s: no frames", path)
+	}
+	spec := encoderSpec{
+		width: opts.Width, height: opts.Height,
+		frameRate: astiav.NewRational(opts.NominalFPS, 1),
+		threads:   1,
+		bitexact:  true,
+	}
+	switch opts.Codec {
+	case SynthVP8, SynthVP9:
+		spec.format = "webm"
+		spec.timeBase = astiav.NewRational(1, 1000)
+		spec.options = map[string]string{"deadline": "realtime", "cpu-used": "8", "lag-in-frames": "0", "b": "1M"}
+		spec.encoder = "libvpx"
+		if opts.Codec == SynthVP9 {
+			spec.encoder = "libvpx-vp9"
+			spec.options["row-mt"] = "0"
+		}
+		// MediaRecorder output has no Cues and no Duration: write it as a
+		// live stream.
+		spec.muxOptions = map[string]string{"live": "1"}
+	case SynthH264:
+		spec.format = "mp4"
+		spec.encoder = "libx264"
+		spec.timeBase = astiav.NewRational(1, 90000)
+		spec.options = map[string]string{"preset": "veryfast", "bf": "2", "g": "30", "crf": "23"}
+		spec.muxOptions = map[string]string{"movflags": "frag_keyframe+empty_moov+default_base_moof"}
+	default:
+		return SynthResult{}, fmt.Errorf("synthetic %s: unknown codec %q", path, opts.Codec)
+	}
+	res := SynthResult{TimeBaseNum: spec.timeBase.Num(), TimeBaseDen: spec.timeBase.Den()}
+	for i, ns := range opts.PTS {
+		// Round to the nearest tick, half up.
+		num := int64(spec.timeBase.Den())
+		den := int64(spec.timeBase.Num()) * 1e9
+		pts := (2*ns*num + den) / (2 * den)
+		if i > 0 && pts <= res.PTS[i-1] {
+			return SynthResult{}, fmt.Errorf("synthetic %s: frame %d pts %d ns not after the previous frame in time base %d/%d", path, i, ns, spec.timeBase.Num(), spec.timeBase.Den())
+		}
+		res.PTS = append(res.PTS, pts)
+	}
+	out, err := openOutput(path, spec)
+	if err != nil {
+		return SynthResult{}, fmt.Errorf("synthetic: %w", err)
+	}
+	defer out.free()
+	for i, pts := range res.PTS {
+		if err := ctx.Err(); err != nil {
+			return SynthResult{}, err
+		}
+		f := astiav.AllocFrame()
+		f.SetWidth(opts.Width)
+		f.SetHeight(opts.Height)
+		f.SetPixelFormat(astiav.PixelFormatYuv420P)
+		if err := f.AllocBuffer(0); err != nil {
+			f.Free()
+			return SynthResult{}, fmt.Errorf("synthetic %s: frame %d: %w", path, i, err)
+		}
+		drawSynthetic(f, i, opts.FirstCode+uint32(i))
+		f.SetPts(pts)
+		err := out.send(f)
+		f.Free()
+		if err != nil {
+			return SynthResult{}, fmt.Errorf("synthetic: %w", err)
+		}
+	}
+	if err := out.finish(); err != nil {
+		return SynthResult{}, fmt.Errorf("synthetic: %w", err)
+	}
+	// Read the stored timestamps back: muxers may shift them (the mp4
+	// muxer moves B-frame streams so that dts starts at 0, which puts the
+	// first pts one frame late, as browsers' mp4s show too).
+	stored := res.PTS[:0:0]
+	err = DecodeEach(ctx, path, func(f DecodedFrame) error {
+		stored = append(stored, f.PTS)
+		return nil
+	})
+	if err != nil {
+		return SynthResult{}, fmt.Errorf("synthetic: read back: %w", err)
+	}
+	if len(stored) != len(res.PTS) {
+		return SynthResult{}, fmt.Errorf("synthetic %s: read back %d frames, wrote %d", path, len(stored), len(res.PTS))
+	}
+	res.PTS = stored
+	st, err := os.Stat(path)
+	if err != nil {
+		return SynthResult{}, fmt.Errorf("synthetic: %w", err)
+	}
+	res.Bytes = st.Size()
+	if opts.CutTailBytes > 0 {
+		if opts.CutTailBytes >= res.Bytes {
+			return SynthResult{}, errors.New("synthetic " + path + ": CutTailBytes is not less than the file size")
+		}
+		res.Bytes -= opts.CutTailBytes
+		if err := os.Truncate(path, res.Bytes); err != nil {
+			return SynthResult{}, fmt.Errorf("synthetic: %w", err)
+		}
+	}
+	return res, nil
+}
+
+// drawSynthetic paints frame n: smooth moving colour gradients, a moving
+// bright square, and the code band.
+func drawSynthetic(f *astiav.Frame, n int, code uint32) {
+	w, h := f.Width(), f.Height()
+	cw, ch := (w+1)/2, (h+1)/2
+	y, ls := plane(f, 0, h)
+	u, cls := plane(f, 1, ch)
+	v, _ := plane(f, 2, ch)
+	sq := h / 4
+	sx := (n * 3) % (w - sq)
+	sy := h/codeBandDiv + (n*2)%(h-h/codeBandDiv-sq)
+	for yy := 0; yy < h; yy++ {
+		row := y[yy*ls:]
+		for xx := 0; xx < w; xx++ {
+			val := 40 + (xx*150/w+yy*40/h+n*2)%170
+			if xx >= sx && xx < sx+sq && yy >= sy && yy < sy+sq {
+				val = 220
+			}
+			row[xx] = byte(val)
+		}
+	}
+	for yy := 0; yy < ch; yy++ {
+		for xx := 0; xx < cw; xx++ {
+			u[yy*cls+xx] = byte(64 + (xx*128/cw+n)%128)
+			v[yy*cls+xx] = byte(64 + (yy*128/ch+2*n)%128)
+		}
+	}
+	drawCode(y, ls, u, v, cls, w, h, code)
+}

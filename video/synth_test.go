@@ -1,0 +1,140 @@
+package video
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// jitteredPTS returns n presentation times (ns) starting at start with
+// intervals drawn from [23, 74] ms; every index in drop is skipped (a dropped
+// frame leaves a gap).
+func jitteredPTS(seed int64, start int64, n int, drop map[int]bool) []int64 {
+	rng := rand.New(rand.NewSource(seed))
+	var out []int64
+	t := start
+	for i := 0; len(out) < n; i++ {
+		if !drop[i] {
+			out = append(out, t)
+		}
+		t += int64(23+rng.Intn(52)) * 1_000_000
+	}
+	return out
+}
+
+func TestWriteSyntheticRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		codec SynthCodec
+		w, h  int
+	}{
+		{SynthVP8, 160, 120},
+		{SynthVP9, 160, 120},
+		{SynthH264, 160, 120},
+		{SynthVP8, 320, 240},
+	} {
+		t.Run(string(tc.codec), func(t *testing.T) {
+			pts := jitteredPTS(1, 66_700_000, 40, map[int]bool{5: true, 6: true, 20: true})
+			path := filepath.Join(dir, string(tc.codec)+".bin")
+			res, err := WriteSynthetic(ctx, path, SynthOptions{Codec: tc.codec, Width: tc.w, Height: tc.h, PTS: pts, FirstCode: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.PTS) != len(pts) {
+				t.Fatalf("stored %d pts, want %d", len(res.PTS), len(pts))
+			}
+			var got int
+			err = DecodeEach(ctx, path, func(f DecodedFrame) error {
+				if f.TimeBaseNum != res.TimeBaseNum || f.TimeBaseDen != res.TimeBaseDen {
+					t.Fatalf("time base %d/%d, want %d/%d", f.TimeBaseNum, f.TimeBaseDen, res.TimeBaseNum, res.TimeBaseDen)
+				}
+				if f.PTS != res.PTS[f.Index] {
+					t.Errorf("frame %d pts %d, want %d", f.Index, f.PTS, res.PTS[f.Index])
+				}
+				code, ok := ReadCode(f.Frame)
+				if !ok || code != 1000+uint32(f.Index) {
+					t.Errorf("frame %d code %d ok=%v, want %d", f.Index, code, ok, 1000+f.Index)
+				}
+				got++
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != len(pts) {
+				t.Fatalf("decoded %d frames, want %d", got, len(pts))
+			}
+			p, err := Probe(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Frames != len(pts) || p.Width != tc.w || p.Height != tc.h || p.HasAudio {
+				t.Errorf("probe %+v", p)
+			}
+		})
+	}
+}
+
+func TestWriteSyntheticDeterministic(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, c := range []SynthCodec{SynthVP8, SynthVP9, SynthH264} {
+		pts := jitteredPTS(2, 0, 20, nil)
+		var files [2][]byte
+		for i := range files {
+			path := filepath.Join(dir, string(c)+string(rune('a'+i)))
+			if _, err := WriteSynthetic(ctx, path, SynthOptions{Codec: c, Width: 160, Height: 120, PTS: pts}); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[i] = b
+		}
+		if !bytes.Equal(files[0], files[1]) {
+			t.Errorf("%s: two runs differ (%d vs %d bytes)", c, len(files[0]), len(files[1]))
+		}
+	}
+}
+
+func TestWriteSyntheticCutShort(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, c := range []SynthCodec{SynthVP8, SynthH264} {
+		pts := jitteredPTS(3, 0, 60, nil)
+		path := filepath.Join(dir, string(c))
+		full, err := WriteSynthetic(ctx, path, SynthOptions{Codec: c, Width: 160, Height: 120, PTS: pts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut, err := WriteSynthetic(ctx, path, SynthOptions{Codec: c, Width: 160, Height: 120, PTS: pts, CutTailBytes: full.Bytes / 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cut.Bytes != full.Bytes-full.Bytes/3 {
+			t.Fatalf("%s: cut file %d bytes, want %d", c, cut.Bytes, full.Bytes-full.Bytes/3)
+		}
+		n := 0
+		err = DecodeEach(ctx, path, func(f DecodedFrame) error {
+			if code, ok := ReadCode(f.Frame); ok && code != uint32(f.Index) {
+				t.Errorf("%s: frame %d code %d", c, f.Index, code)
+			}
+			n++
+			return nil
+		})
+		t.Logf("%s: cut file decoded %d of %d frames, err %v", c, n, len(pts), err)
+		if n == 0 || n >= len(pts) {
+			t.Errorf("%s: cut file decoded %d of %d frames", c, n, len(pts))
+		}
+		var dummy *os.PathError
+		if errors.As(err, &dummy) {
+			t.Errorf("%s: unexpected path error %v", c, err)
+		}
+	}
+}
