@@ -154,8 +154,8 @@ func (h *holder) value(f int, state sampleState) []byte {
 	return h.batch.Fields[f][h.heldIdx*size : (h.heldIdx+1)*size]
 }
 
-// sensorCounts are the per-stream frame counts the report carries.
-type sensorCounts struct {
+// SensorCounts are the per-stream frame counts the report carries.
+type SensorCounts struct {
 	BackFilled int64 `json:"backFilled"`
 	Stale      int64 `json:"stale"`
 	Missing    int64 `json:"missing"`
@@ -167,11 +167,11 @@ type rowAssembler struct {
 	holders  map[int]*holder // by stream index
 	order    []int           // stream indices in SESSION order
 	states   map[int]sampleState
-	counts   map[string]*sensorCounts
+	counts   map[string]*SensorCounts
 }
 
 func newRowAssembler(j *journal.Journal, features []rowFeature) (*rowAssembler, error) {
-	ra := &rowAssembler{features: features, holders: map[int]*holder{}, states: map[int]sampleState{}, counts: map[string]*sensorCounts{}}
+	ra := &rowAssembler{features: features, holders: map[int]*holder{}, states: map[int]sampleState{}, counts: map[string]*SensorCounts{}}
 	for _, f := range features {
 		for _, p := range f.parts {
 			if _, ok := ra.holders[p.stream]; ok {
@@ -184,7 +184,7 @@ func newRowAssembler(j *journal.Journal, features []rowFeature) (*rowAssembler, 
 			}
 			ra.holders[p.stream] = h
 			ra.order = append(ra.order, p.stream)
-			ra.counts[h.id] = &sensorCounts{}
+			ra.counts[h.id] = &SensorCounts{}
 		}
 	}
 	return ra, nil

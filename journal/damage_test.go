@@ -213,8 +213,11 @@ func TestWriterFailsAfterN(t *testing.T) {
 	ref := readSegment(t, writeSession(t, WriterOptions{}, standardSteps(t)), 1)
 	offs := frameOffsets(t, ref)
 	steps := standardSteps(t)
+	dir := t.TempDir()
 	for n := int64(0); n <= int64(len(ref)); n++ {
-		dir := t.TempDir()
+		if err := os.RemoveAll(filepath.Join(dir, "journal")); err != nil {
+			t.Fatal(err)
+		}
 		w, err := newLimitedWriter(t, dir, n, WriterOptions{}, nil)
 		if n < SegmentHeaderSize {
 			if !errors.Is(err, errDiskFull) {

@@ -157,18 +157,11 @@ func (fr *FrameReader) Records() int { return fr.records }
 // valid frame starts (length within limits and within the data, type not 0,
 // checksum matching). It returns that offset and true, or false when there is
 // none up to the end; the error is a read failure. It does not move the
-// reader.
+// reader. Its cost does not depend on the lengths the bytes claim (see
+// crcScanner), and it holds at most 32 MiB plus a frame header.
 func (fr *FrameReader) FindValid(from int64) (int64, bool, error) {
-	for off := from; off <= fr.w.size-FrameHeaderSize; off++ {
-		_, _, err := fr.check(off)
-		if err == nil {
-			return off, true, nil
-		}
-		if !errors.Is(err, ErrCorrupt) {
-			return 0, false, err
-		}
-	}
-	return 0, false, nil
+	var sc crcScanner
+	return sc.find(fr.w.r, from, fr.w.size)
 }
 
 // Resync clears the sticky error and continues with the frame at off,

@@ -110,12 +110,7 @@ func newWriter(jdir string, opts WriterOptions, create func(string) (segmentFile
 			}
 		}
 	}
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1),
-		zstd.WithEncoderCRC(true), zstd.WithZeroFrames(true))
-	if err != nil {
-		return nil, err
-	}
-	w := &Writer{dir: jdir, opts: opts, create: create, syncDir: syncDir, seq: seq, enc: enc}
+	w := &Writer{dir: jdir, opts: opts, create: create, syncDir: syncDir, seq: seq}
 	w.lastSync = opts.Now()
 	if err := w.startSegment(); err != nil {
 		return nil, err
@@ -289,6 +284,15 @@ func (w *Writer) WriteSamples(stream uint16, times []int64, fields [][]byte, com
 	binary.LittleEndian.PutUint32(h[4:], uint32(n))
 	payload := w.pbuf[:0]
 	if compress {
+		if w.enc == nil {
+			// Fixed settings, so the same batch always gives the same bytes.
+			enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1),
+				zstd.WithEncoderCRC(true), zstd.WithZeroFrames(true))
+			if err != nil {
+				return err
+			}
+			w.enc = enc
+		}
 		h[2] = EncodingZstd
 		payload = w.enc.EncodeAll(body, append(payload, h[:]...))
 	} else {

@@ -20,7 +20,7 @@ const (
 	DefaultDataFileSizeMB   = 100  // DEFAULT_DATA_FILE_SIZE_IN_MB
 	DefaultVideoFileSizeMB  = 200  // DEFAULT_VIDEO_FILE_SIZE_IN_MB
 	defaultCreatedBy        = "ceres-export"
-	writeChunkRows          = 4096 // rows converted to parquet.Values per column write
+	writeChunkValues        = 8192 // parquet.Values converted per column write (whole rows)
 	bytesPerMB              = 1024 * 1024
 	dataPathTemplate        = "data/chunk-%03d/file-%03d.parquet"
 	episodesPathTemplate    = "meta/episodes/chunk-%03d/file-%03d.parquet"
@@ -144,12 +144,12 @@ type DataLocation struct {
 // an episode, if size + size/frames_in_file * episode_frames >= limit. An
 // episode is never split. It holds at most one episode in memory.
 type DataWriter struct {
-	dir      string
-	opts     DataWriterOptions
-	limit    int64
-	columns  []Feature // data columns in file order: caller features, then defaults
-	schema   *parquet.Schema
-	wopts    []parquet.WriterOption
+	dir     string
+	opts    DataWriterOptions
+	limit   int64
+	columns []Feature // data columns in file order: caller features, then defaults
+	schema  *parquet.Schema
+	wopts   []parquet.WriterOption
 
 	file       *os.File
 	pw         *parquet.Writer
@@ -373,7 +373,7 @@ func (w *DataWriter) writeEpisode(episodeIndex, taskIndex int64, b *EpisodeBatch
 	cws := w.pw.ColumnWriters()
 	nData := len(b.Columns)
 	for i := 0; i < nData; i++ {
-		if err := w.writeColumn(cws[i], i, w.columns[i], &b.Columns[i], b.Len); err != nil {
+		if err := w.writeColumn(cws[i], w.columns[i], &b.Columns[i], b.Len); err != nil {
 			return DataLocation{}, fmt.Errorf("column %q: %w", w.columns[i].Name, err)
 		}
 	}
@@ -389,14 +389,14 @@ func (w *DataWriter) writeEpisode(episodeIndex, taskIndex int64, b *EpisodeBatch
 		ts[k] = float32(float64(k) / float64(w.opts.FPS))
 	}
 	base := nData
-	if err := w.writeColumn(cws[base], base, w.columns[base], &ColumnData{Float32: ts}, n); err != nil {
+	if err := w.writeColumn(cws[base], w.columns[base], &ColumnData{Float32: ts}, n); err != nil {
 		return DataLocation{}, err
 	}
 	fill := func(col int, v func(k int) int64) error {
 		for k := range ints {
 			ints[k] = v(k)
 		}
-		return w.writeColumn(cws[col], col, w.columns[col], &ColumnData{Int64: ints}, n)
+		return w.writeColumn(cws[col], w.columns[col], &ColumnData{Int64: ints}, n)
 	}
 	from := w.frames
 	gens := []func(k int) int64{
@@ -495,64 +495,62 @@ func (w *DataWriter) Close() error {
 	return nil
 }
 
-// writeColumn converts rows of one column to parquet.Values in chunks of
-// writeChunkRows rows (reusing w.values) and hands them to the column writer.
-// Scalars are (rep 0, def 0); a vector row is n values with repetition level
-// 0 then 1, definition level 1 (REQUIRED list, repeated group, REQUIRED item).
-func (w *DataWriter) writeColumn(cw *parquet.ColumnWriter, col int, f Feature, c *ColumnData, rows int) error {
-	width := 1
-	if f.isVector() {
-		width = f.width()
-	}
-	chunkRows := writeChunkRows
+// writeColumn converts rows of one column to parquet.Values, about
+// writeChunkValues at a time (whole rows, reusing w.values so that nothing is
+// allocated per row), and hands them to the column writer. Scalars keep
+// levels (0, 0); a vector row is n values with repetition level 0 then 1 and
+// definition level 1 (REQUIRED list, repeated group, REQUIRED element).
+func (w *DataWriter) writeColumn(cw *parquet.ColumnWriter, f Feature, c *ColumnData, rows int) error {
+	width := f.width()
+	chunkRows := max(1, writeChunkValues/width)
 	if need := chunkRows * width; cap(w.values) < need {
 		w.values = make([]parquet.Value, need)
 	}
 	for start := 0; start < rows; start += chunkRows {
 		end := min(start+chunkRows, rows)
 		vals := w.values[:(end-start)*width]
-		lo := start * width
+		lo, hi := start*width, end*width
 		switch f.Dtype {
 		case DtypeFloat32:
-			for i, x := range c.Float32[lo : lo+len(vals)] {
+			for i, x := range c.Float32[lo:hi] {
 				vals[i] = parquet.FloatValue(x)
 			}
 		case DtypeFloat64:
-			for i, x := range c.Float64[lo : lo+len(vals)] {
+			for i, x := range c.Float64[lo:hi] {
 				vals[i] = parquet.DoubleValue(x)
 			}
 		case DtypeInt32:
-			for i, x := range c.Int32[lo : lo+len(vals)] {
+			for i, x := range c.Int32[lo:hi] {
 				vals[i] = parquet.Int32Value(x)
 			}
 		case DtypeInt64:
-			for i, x := range c.Int64[lo : lo+len(vals)] {
+			for i, x := range c.Int64[lo:hi] {
 				vals[i] = parquet.Int64Value(x)
 			}
 		case DtypeUint8:
-			for i, x := range c.Uint8[lo : lo+len(vals)] {
+			for i, x := range c.Uint8[lo:hi] {
 				vals[i] = parquet.Int32Value(int32(x))
 			}
 		case DtypeBool:
-			for i, x := range c.Bool[lo : lo+len(vals)] {
+			for i, x := range c.Bool[lo:hi] {
 				vals[i] = parquet.BooleanValue(x)
 			}
 		case DtypeString:
-			for i, x := range c.String[lo : lo+len(vals)] {
+			for i, x := range c.String[lo:hi] {
 				vals[i] = parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(x), len(x)))
 			}
 		}
-		if width == 1 && !f.isVector() {
+		if f.isVector() {
 			for i := range vals {
-				vals[i] = vals[i].Level(0, 0, col)
+				vals[i].SetDefinitionLevel(1)
 			}
-		} else {
-			for i := range vals {
-				rep := 1
-				if i%width == 0 {
-					rep = 0
+			for i := width; i < len(vals); i += width {
+				for j := i - width + 1; j < i; j++ {
+					vals[j].SetRepetitionLevel(1)
 				}
-				vals[i] = vals[i].Level(rep, 1, col)
+			}
+			for j := len(vals) - width + 1; j < len(vals); j++ {
+				vals[j].SetRepetitionLevel(1)
 			}
 		}
 		if _, err := cw.WriteRowValues(vals); err != nil {

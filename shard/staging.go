@@ -309,4 +309,6 @@ func (p *PreviousShard) VideoFiles(videoKey string) []string {
 }
 
 // Path returns the absolute path of a file listed in Files.
-func (p *PreviousShard) Path(rel string) string { return filepath.Join(p.Root, filepath.FromSlash(rel)) }
+func (p *PreviousShard) Path(rel string) string {
+	return filepath.Join(p.Root, filepath.FromSlash(rel))
+}

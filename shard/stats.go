@@ -118,8 +118,7 @@ func aggregateStats(a, b Stats, q QuantileAggregation) Stats {
 
 // statsScratch holds the histogram reused between features and episodes.
 type statsScratch struct {
-	hist  []float64
-	edges []float64
+	hist []float64
 }
 
 // number is the element type of a numeric column.
@@ -183,7 +182,6 @@ func statsOf[T number](v []T, rows, n int, s *statsScratch) Stats {
 	const bins = defaultQuantileBinCount
 	if len(s.hist) != bins {
 		s.hist = make([]float64, bins)
-		s.edges = make([]float64, bins+1)
 	}
 	for d := 0; d < n; d++ {
 		lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
@@ -210,49 +208,60 @@ func statsOf[T number](v []T, rows, n int, s *statsScratch) Stats {
 
 		start, stop := lo-1e-10, hi+1e-10
 		step := (stop - start) / bins
-		edges, hist := s.edges, s.hist
-		for i := 0; i < bins; i++ {
-			edges[i] = float64(i)*step + start
-			hist[i] = 0
+		// edge(i) = i*step + start (numpy linspace), the last edge is stop.
+		edge := func(i int) float64 {
+			if i == bins {
+				return stop
+			}
+			return float64(i)*step + start
 		}
-		edges[bins] = stop
+		hist := s.hist
+		clear(hist)
 		inv := 1 / step
 		for k := 0; k < rows; k++ {
 			x := float64(v[k*n+d])
 			i := int((x - start) * inv)
 			i = max(0, min(i, bins-1))
-			for i > 0 && x < edges[i] {
+			for i > 0 && x < edge(i) {
 				i--
 			}
-			for i < bins-1 && x >= edges[i+1] {
+			for i < bins-1 && x >= edge(i+1) {
 				i++
 			}
 			hist[i]++
 		}
-		for j, p := range quantileLevels {
-			st.Quantiles[j][d] = histQuantile(hist, edges, p*float64(rows))
-		}
+		histQuantiles(hist, edge, float64(rows), st.Quantiles[:], d)
 	}
 	return st
 }
 
-// histQuantile is RunningQuantileStats._compute_single_quantile.
-func histQuantile(hist, edges []float64, target float64) float64 {
-	cum := 0.0
+// histQuantiles is RunningQuantileStats._compute_single_quantile for every
+// level at once (the targets ascend, so one cumulative pass serves all):
+// out[j][d] = quantile quantileLevels[j] of count values.
+func histQuantiles(hist []float64, edge func(int) float64, count float64, out [][]float64, d int) {
+	j, cum := 0, 0.0
 	for i, h := range hist {
 		before := cum
 		cum += h
-		if cum >= target {
-			if i == 0 {
-				return edges[0]
+		for j < len(quantileLevels) && cum >= quantileLevels[j]*count {
+			target := quantileLevels[j] * count
+			switch {
+			case i == 0:
+				out[j][d] = edge(0)
+			case h == 0:
+				out[j][d] = edge(i)
+			default:
+				out[j][d] = edge(i) + (target-before)/h*(edge(i+1)-edge(i))
 			}
-			if h == 0 {
-				return edges[i]
-			}
-			return edges[i] + (target-before)/h*(edges[i+1]-edges[i])
+			j++
+		}
+		if j == len(quantileLevels) {
+			return
 		}
 	}
-	return edges[len(edges)-1]
+	for ; j < len(quantileLevels); j++ {
+		out[j][d] = edge(len(hist))
+	}
 }
 
 // statsJSON renders s as LeRobot's stats dict: min, max, mean, std, count,

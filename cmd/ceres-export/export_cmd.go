@@ -1,18 +1,224 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ceres-robotics/ceres-export/export"
+	"github.com/ceres-robotics/ceres-export/journal"
+	"github.com/ceres-robotics/ceres-export/shard"
 )
 
-// TEMPORARY placeholder until the owning issue lands; replaced wholesale.
+// version is the exporter's version, written into every export report.
+const version = "0.1.0"
+
+const exportExitStatus = `
+EXIT STATUS
+  0  the shard was written
+  1  the session was read but cannot be exported as asked: the journal
+     breaks the format's rules, no accepted episode, a corrected
+     specification that does not fit, or a --strict switch tripped
+  2  usage error, the session cannot be read, or the destination exists
+     (use --replace)
+  3  the journal is corrupt (use --salvage to read past it)
+  4  the export failed (I/O, encoder); an existing shard is untouched
+`
+
+// ExportOptions are the flags of `ceres-export export`.
+type ExportOptions struct {
+	Session   string
+	Output    string
+	JSON      bool
+	Quiet     bool
+	SpecFile  string
+	Mappings  []string
+	Strict    []string
+	VideoSize string
+	export.Options
+}
+
+// AddFlags registers the options' flags on cmd.
+func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "shard directory to write (required)")
+	f.IntVar(&o.FPS, "fps", 0, "dataset frame rate (default: first camera's nominal fps, else first sensor stream's rate)")
+	f.StringArrayVar(&o.Mappings, "map", nil, "assemble a feature from fields, e.g. observation.state=imu.accel,imu.gyro (repeatable)")
+	f.BoolVar(&o.KeepFloat64, "keep-float64", false, "write float64 fields as float64 (default float32)")
+	f.StringVar(&o.RobotType, "robot-type", "", "info.json robot_type (default: SESSION.robotType)")
+	f.BoolVar(&o.Salvage, "salvage", false, "read past journal corruption, reporting every skipped byte range")
+	f.StringSliceVar(&o.Strict, "strict", nil, "turn irregularities into errors: backfill, stale, gaps (comma-separated)")
+	f.StringVar(&o.SpecFile, "task-spec", "", "apply this corrected task specification (re-export)")
+	f.BoolVar(&o.Replace, "replace", false, "replace an existing shard atomically")
+	f.StringVar(&o.Video.Codec, "vcodec", "av1", "video codec: av1 (libsvtav1) or h264 (libx264)")
+	f.IntVar(&o.Video.CRF, "crf", 0, "encoder CRF (default 30)")
+	f.StringVar(&o.Video.Preset, "preset", "", "encoder preset (default 12 for av1, veryfast for h264)")
+	f.IntVar(&o.Video.G, "g", 0, "GOP size (default 2)")
+	f.StringVar(&o.VideoSize, "video-size", "", "output WIDTHxHEIGHT (default: the source's, even-rounded)")
+	f.IntVar(&o.Video.Concurrency, "camera-jobs", 1, "cameras encoded at once")
+	f.IntVar(&o.Video.Threads, "encoder-threads", 0, "threads per encoder (default: the encoder's choice)")
+	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
+}
+
 func newExportCmd(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:    "export",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return withCode(exitFailed, errors.New("export: not built yet"))
+	return newExportCmdWith(s, runExport)
+}
+
+// newExportCmdWith builds the command; tests inject runF to check flag
+// parsing.
+func newExportCmdWith(s streams, runF func(context.Context, ExportOptions, streams) error) *cobra.Command {
+	opts := ExportOptions{}
+	cmd := &cobra.Command{
+		Use:   "export SESSION_DIR -o SHARD_DIR [flags]",
+		Short: "Write a LeRobot v3.0 shard from a CERES session",
+		Long: `Write a LeRobot v3.0 shard from a CERES session: one episode per accepted
+attempt (retried and incomplete attempts never reach it), sensor rows on the
+frame clock, camera video cut frame-accurately, metadata, the canonical task
+specification and an export report under ceres/.
+` + exportExitStatus,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Session = args[0]
+			if err := opts.resolve(); err != nil {
+				return withCode(exitUsage, err)
+			}
+			return runF(cmd.Context(), opts, s)
 		},
 	}
+	opts.AddFlags(cmd)
+	_ = cmd.MarkFlagRequired("output")
+	return cmd
+}
+
+// resolve turns the string flags into Options.
+func (o *ExportOptions) resolve() error {
+	for _, m := range o.Mappings {
+		fm, err := export.ParseFeatureMapping(m)
+		if err != nil {
+			return err
+		}
+		o.Options.Mappings = append(o.Options.Mappings, fm)
+	}
+	for _, s := range o.Strict {
+		switch strings.TrimSpace(s) {
+		case "backfill":
+			o.Options.Strict.BackFill = true
+		case "stale":
+			o.Options.Strict.Stale = true
+		case "gaps":
+			o.Options.Strict.Gaps = true
+		default:
+			return fmt.Errorf("--strict %q: want backfill, stale or gaps", s)
+		}
+	}
+	if o.VideoSize != "" {
+		w, h, ok := strings.Cut(o.VideoSize, "x")
+		wi, err1 := strconv.Atoi(w)
+		hi, err2 := strconv.Atoi(h)
+		if !ok || err1 != nil || err2 != nil || wi <= 0 || hi <= 0 || wi%2 != 0 || hi%2 != 0 {
+			return fmt.Errorf("--video-size %q: want WIDTHxHEIGHT, both even and positive", o.VideoSize)
+		}
+		o.Video.Width, o.Video.Height = wi, hi
+	}
+	if o.FPS < 0 {
+		return fmt.Errorf("--fps %d: must be positive", o.FPS)
+	}
+	if o.SpecFile != "" {
+		b, err := os.ReadFile(o.SpecFile)
+		if err != nil {
+			return err
+		}
+		o.TaskSpec = b
+	}
+	o.Version = version
+	return nil
+}
+
+// exportSummary is the --json output.
+type exportSummary struct {
+	MessageType string         `json:"message_type"`
+	Shard       string         `json:"shard"`
+	Report      *export.Report `json:"report"`
+}
+
+func runExport(ctx context.Context, opts ExportOptions, s streams) error {
+	if !opts.Quiet && !opts.JSON {
+		bars := newProgressBars(s.Err)
+		defer bars.close()
+		opts.Progress = bars
+	}
+	rep, err := export.Export(ctx, opts.Session, opts.Output, opts.Options)
+	if err != nil {
+		return withCode(exportErrorCode(err), err)
+	}
+	if opts.JSON {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(exportSummary{MessageType: "summary", Shard: opts.Output, Report: rep})
+	}
+	printExportSummary(s, opts.Output, rep)
+	return nil
+}
+
+func printExportSummary(s streams, dir string, rep *export.Report) {
+	fmt.Fprintf(s.Out, "shard %s\n", dir)
+	fmt.Fprintf(s.Out, "  session %s, %d fps (%s)\n", rep.SessionID, rep.FPS, rep.FPSSource)
+	fmt.Fprintf(s.Out, "  %d episodes, %d frames; attempts:", rep.Episodes, rep.Frames)
+	fates := make([]string, 0, len(rep.Fates))
+	for f, n := range rep.Fates {
+		fates = append(fates, fmt.Sprintf(" %d %s", n, f))
+	}
+	sort.Strings(fates)
+	fmt.Fprintln(s.Out, strings.Join(fates, ","))
+	fmt.Fprintf(s.Out, "  features: %s\n", strings.Join(rep.Features, ", "))
+	for _, id := range sortedKeys(rep.Cameras) {
+		c := rep.Cameras[id]
+		fmt.Fprintf(s.Out, "  camera %s: %dx%d, %d frames, %d in gaps, %s\n", id, c.Width, c.Height, c.Frames, c.Gaps, strings.Join(c.Files, ", "))
+	}
+	for _, id := range sortedKeys(rep.Sensors) {
+		c := rep.Sensors[id]
+		fmt.Fprintf(s.Out, "  stream %s: %d frames back-filled, %d stale\n", id, c.BackFilled, c.Stale)
+	}
+	fmt.Fprintf(s.Out, "  task specification %s", rep.Spec.Hash)
+	if rep.Spec.RecordedHash != rep.Spec.Hash {
+		fmt.Fprintf(s.Out, " (recorded %s, %d differences)", rep.Spec.RecordedHash, len(rep.Spec.Differences))
+	}
+	fmt.Fprintln(s.Out)
+	if t := rep.Journal.Torn; t != nil {
+		fmt.Fprintf(s.Out, "  journal: torn tail in %s at offset %d, %d bytes dropped\n", t.Segment, t.Offset, t.Bytes)
+	}
+	for _, r := range rep.Journal.Skipped {
+		fmt.Fprintf(s.Out, "  journal: salvage skipped %s offset %d, %d bytes\n", r.Segment, r.Offset, r.Length)
+	}
+	for _, d := range rep.Spec.Differences {
+		fmt.Fprintf(s.Out, "  spec change %s: %s -> %s\n", d.Path, orNone(d.Old), orNone(d.New))
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(s.Out, "  note: %s\n", n)
+	}
+}
+
+// exportErrorCode maps an export error to an exit code.
+func exportErrorCode(err error) int {
+	switch {
+	case errors.Is(err, export.ErrStrict), errors.Is(err, export.ErrSpecMismatch), errors.Is(err, export.ErrNoEpisodes):
+		return exitFindings
+	case errors.Is(err, shard.ErrDestinationExists):
+		return exitUsage
+	case errors.Is(err, journal.ErrCorrupt), errors.Is(err, journal.ErrSegmentGap), errors.Is(err, journal.ErrBadHeader),
+		errors.Is(err, journal.ErrInvalid), errors.Is(err, journal.ErrSpec):
+		return journalErrorCode(err)
+	case errors.Is(err, fs.ErrNotExist):
+		return exitUsage
+	}
+	return exitFailed
 }

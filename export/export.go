@@ -1,0 +1,436 @@
+// Package export turns one CERES session into one LeRobot v3.0 shard. It wires
+// the pipeline stages together, data flowing one way:
+//
+//	journal.Open(session)            read, validate, index samples
+//	plan.Build(events, spec, fps)    attempts → fates → episodes
+//	video.ExportCamera per camera    nearest source frame for every T_k, encoded
+//	rows: hold each sensor stream    latest sample ≤ T_k, per frame
+//	shard.Builder                    Parquet data, meta, specs, report
+//	shard.Staging.Commit             atomic rename (or exchange) into place
+//
+// A failed export removes its staging directory and never touches an
+// existing shard.
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/ceres-robotics/ceres-export/journal"
+	"github.com/ceres-robotics/ceres-export/plan"
+	"github.com/ceres-robotics/ceres-export/shard"
+	"github.com/ceres-robotics/ceres-export/taskspec"
+	"github.com/ceres-robotics/ceres-export/video"
+)
+
+// Errors callers map to exit codes with errors.Is.
+var (
+	// ErrStrict: a strictness switch turned back-fill, staleness or gaps
+	// into an error. The shard was not written.
+	ErrStrict = errors.New("export: strictness check failed")
+	// ErrSpecMismatch: the corrected specification does not fit the
+	// recording (export-semantics, "Re-export").
+	ErrSpecMismatch = errors.New("export: task specification does not fit the recording")
+	// ErrNoEpisodes: the session has no accepted attempt of at least one
+	// frame; LeRobot cannot load an empty dataset.
+	ErrNoEpisodes = errors.New("export: no episode to export")
+)
+
+// Options configure Export. The zero value of each field is its documented
+// default.
+type Options struct {
+	// FPS is the dataset's frame rate; 0 means the nominal fps of the first
+	// video stream, or the rate of the first sensor stream without camera.
+	FPS int
+	// Mappings assemble named features (observation.state, action) from
+	// sensor fields; fields no mapping names keep a feature of their own.
+	Mappings []FeatureMapping
+	// KeepFloat64 writes float64 fields as float64 instead of float32.
+	KeepFloat64 bool
+	// RobotType is info.json's robot_type; "" means SESSION.robotType.
+	RobotType string
+	// Salvage reads past journal corruption, reporting what it skipped.
+	Salvage bool
+	// Strict turns counted irregularities into errors.
+	Strict Strictness
+	// TaskSpec is a corrected task specification (JSON) for a re-export;
+	// nil applies the journal's own.
+	TaskSpec []byte
+	// Replace allows replacing an existing shard at the destination.
+	Replace bool
+	// Video configures the camera features.
+	Video VideoOptions
+	// Progress receives progress; nil reports nothing.
+	Progress Progress
+	// Version is the exporter's version written into the report.
+	Version string
+	// DataFileSizeBytes, when positive, rotates data files at that size
+	// instead of LeRobot's 100 MB (tests).
+	DataFileSizeBytes int64
+}
+
+// Strictness switches: each turns a counted irregularity into an error.
+type Strictness struct {
+	BackFill bool `json:"backFill"` // a frame before a stream's first sample
+	Stale    bool `json:"stale"`    // a held sample older than two nominal periods
+	Gaps     bool `json:"gaps"`     // a video frame more than one source period from its time
+}
+
+// VideoOptions configure the encoded camera features.
+type VideoOptions struct {
+	// Codec is "av1" (libsvtav1, LeRobot's default) or "h264" (libx264, no
+	// B-frames); "" means av1.
+	Codec string `json:"codec"`
+	// CRF, Preset and G override the encoder's defaults (crf 30, preset 12
+	// for SVT-AV1 or veryfast for x264, g 2).
+	CRF    int    `json:"crf,omitempty"`
+	Preset string `json:"preset,omitempty"`
+	G      int    `json:"g,omitempty"`
+	// Width and Height of the output; 0 means the source's, even-rounded.
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
+	// Concurrency is how many cameras encode at once; 0 means 1, which is
+	// fastest on two cores (the encoder already uses every core).
+	Concurrency int `json:"concurrency,omitempty"`
+	// Threads per encoder; 0 means the encoder's choice.
+	Threads int `json:"threads,omitempty"`
+}
+
+// encoder maps the options to the video package's encoder settings.
+func (v VideoOptions) encoder() (video.EncoderOptions, error) {
+	enc := video.EncoderOptions{CRF: v.CRF, Preset: v.Preset, G: v.G, Threads: v.Threads}
+	switch v.Codec {
+	case "", "av1", video.EncoderSVTAV1:
+		enc.Codec = video.EncoderSVTAV1
+	case "h264", video.EncoderX264:
+		enc.Codec = video.EncoderX264
+	default:
+		return enc, fmt.Errorf("export: video codec %q: want av1 or h264", v.Codec)
+	}
+	return enc, nil
+}
+
+// Progress receives progress of the long stages. Implementations must be
+// safe for concurrent use (cameras run concurrently).
+type Progress interface {
+	// Stage announces a stage ("rows", "camera front") of total units.
+	Stage(name string, total int)
+	// Set reports units done so far.
+	Set(name string, done int)
+	// Done closes a stage.
+	Done(name string)
+}
+
+type noProgress struct{}
+
+func (noProgress) Stage(string, int) {}
+func (noProgress) Set(string, int)   {}
+func (noProgress) Done(string)       {}
+
+var _ Progress = noProgress{}
+
+// Export reads the session in sessionDir and writes its shard to shardDir.
+func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Report, error) {
+	if opts.Progress == nil {
+		opts.Progress = noProgress{}
+	}
+	enc, err := opts.Video.encoder()
+	if err != nil {
+		return nil, err
+	}
+	j, err := journal.Open(ctx, sessionDir, journal.Options{Salvage: opts.Salvage})
+	if err != nil {
+		return nil, err
+	}
+	applied, diffs, err := appliedSpec(j, opts.TaskSpec)
+	if err != nil {
+		return nil, err
+	}
+	fps, fpsSource := opts.FPS, "--fps"
+	if fps == 0 {
+		if fps, fpsSource, err = plan.DefaultFPS(j.Info.Streams); err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+	}
+	p, err := plan.Build(j.Events, plan.SpecTypes(applied), fps)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	if len(p.Episodes) == 0 {
+		return nil, fmt.Errorf("%w: %d attempts, none accepted with a frame at %d fps", ErrNoEpisodes, len(p.Attempts), fps)
+	}
+	rowFeatures, err := sensorFeatures(j.Info, opts.Mappings, opts.KeepFloat64)
+	if err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	rep := newReport(j, p, applied, diffs, opts, fps, fpsSource)
+
+	st, err := shard.Stage(shardDir, shard.StageOptions{Replace: opts.Replace})
+	if err != nil {
+		return nil, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = st.Abort()
+		}
+	}()
+
+	cams, err := exportCameras(ctx, j, p, st.Dir(), enc, opts, rep)
+	if err != nil {
+		return nil, err
+	}
+	features := make([]shard.Feature, 0, len(rowFeatures)+len(cams))
+	for _, f := range rowFeatures {
+		features = append(features, f.Feature)
+	}
+	for _, c := range cams {
+		features = append(features, c.feature)
+	}
+	for _, f := range features {
+		rep.Features = append(rep.Features, f.Name)
+	}
+	robot := opts.RobotType
+	if robot == "" {
+		robot = j.Info.RobotType
+	}
+	b, err := shard.NewBuilder(st.Dir(), features, shard.Options{FPS: fps, RobotType: robot, DataFileSizeBytes: opts.DataFileSizeBytes})
+	if err != nil {
+		return nil, err
+	}
+	if err := writeRows(ctx, j, p, b, rowFeatures, cams, applied, opts, rep); err != nil {
+		return nil, err
+	}
+	if err := b.WriteSpec(applied.Hash(), applied.Canonical()); err != nil {
+		return nil, err
+	}
+	if j.Spec.Hash() != applied.Hash() {
+		if err := b.WriteSpec(j.Spec.Hash(), j.Spec.Canonical()); err != nil {
+			return nil, err
+		}
+	}
+	if err := rep.strictness(opts.Strict); err != nil {
+		return rep, err
+	}
+	if err := b.Finish(rep); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := st.Commit(); err != nil {
+		return nil, err
+	}
+	committed = true
+	return rep, nil
+}
+
+// appliedSpec returns the specification the shard applies: the journal's, or
+// a corrected one that must fit the recording.
+func appliedSpec(j *journal.Journal, corrected []byte) (*taskspec.Spec, []taskspec.Difference, error) {
+	if corrected == nil {
+		return j.Spec, nil, nil
+	}
+	fixed, err := taskspec.Parse(corrected)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrSpecMismatch, err)
+	}
+	if err := plan.CheckFit(plan.SpecTypes(j.Spec), plan.SpecTypes(fixed), j.Events); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrSpecMismatch, err)
+	}
+	return fixed, taskspec.Diff(j.Spec, fixed), nil
+}
+
+// camera is one exported video feature.
+type camera struct {
+	stream  string
+	feature shard.Feature
+	result  video.CameraResult
+}
+
+// videoKey is the LeRobot feature name of a camera stream.
+func videoKey(stream string) string { return "observation.images." + stream }
+
+// exportCameras cuts and encodes every camera that has media files, up to
+// Concurrency at a time, into the staging directory.
+func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir string, enc video.EncoderOptions, opts Options, rep *Report) ([]camera, error) {
+	var streams []journal.Stream
+	for _, s := range j.Info.Streams {
+		if s.Kind != journal.KindVideo {
+			continue
+		}
+		if len(mediaOf(j, s.ID)) == 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("camera %s has no media files; left out of the shard", s.ID))
+			continue
+		}
+		streams = append(streams, s)
+	}
+	if len(streams) == 0 {
+		return nil, nil
+	}
+	episodes := make([]video.EpisodeTimes, len(p.Episodes))
+	for i, ep := range p.Episodes {
+		episodes[i] = video.EpisodeTimes{Times: video.FrameTimes(ep.Start, ep.Length, p.FPS)}
+	}
+	cams := make([]camera, len(streams))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(opts.Video.Concurrency, 1))
+	var mu sync.Mutex
+	for i, s := range streams {
+		g.Go(func() error {
+			key := videoKey(s.ID)
+			var sources []video.Source
+			for _, m := range mediaOf(j, s.ID) {
+				sources = append(sources, video.Source{Path: filepath.Join(j.Dir, filepath.FromSlash(m.Path)), StartT: m.StartT})
+			}
+			stage := "camera " + s.ID
+			total := 0
+			for _, ep := range p.Episodes {
+				total += ep.Length
+			}
+			opts.Progress.Stage(stage, total)
+			defer opts.Progress.Done(stage)
+			res, err := video.ExportCamera(gctx, sources, episodes, video.ExportOptions{
+				FPS:       p.FPS,
+				SourceFPS: int(s.FPS + 0.5),
+				Width:     opts.Video.Width,
+				Height:    opts.Video.Height,
+				Encoder:   enc,
+				FilePath: func(chunk, file int) string {
+					chunkDir := filepath.Join(dir, "videos", key, fmt.Sprintf("chunk-%03d", chunk))
+					// A failure here surfaces as the encoder's create error.
+					_ = os.MkdirAll(chunkDir, 0o755)
+					return filepath.Join(chunkDir, fmt.Sprintf("file-%03d.mp4", file))
+				},
+				InfoStyle: video.InfoWithEncoder,
+				Progress:  func(done, _ int) { opts.Progress.Set(stage, done) },
+				DecodeAll: true,
+			})
+			if err != nil {
+				return fmt.Errorf("camera %s: %w", s.ID, err)
+			}
+			cams[i] = camera{stream: s.ID, result: res, feature: shard.Feature{
+				Name:  key,
+				Dtype: shard.DtypeVideo,
+				Shape: []int{res.Height, res.Width, 3},
+				Names: []string{"height", "width", "channels"},
+				Info:  infoObject(res.Info),
+			}}
+			mu.Lock()
+			rep.addCamera(j.Dir, s.ID, res)
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return cams, nil
+}
+
+func mediaOf(j *journal.Journal, stream string) []journal.Media {
+	var out []journal.Media
+	for _, m := range j.Media {
+		if m.Stream == stream {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// infoKeyOrder is the order LeRobot writes a video feature's info block in.
+var infoKeyOrder = []string{
+	"video.height", "video.width", "video.codec", "video.pix_fmt", "video.is_depth_map", "video.fps",
+	"video.channels", "video.g", "video.crf", "video.preset", "video.fast_decode", "video.video_backend",
+	"video.extra_options", "has_audio", "is_depth_map",
+}
+
+// infoObject orders the video package's info map as LeRobot writes it.
+func infoObject(m map[string]any) shard.JSONObject {
+	var o shard.JSONObject
+	for _, k := range infoKeyOrder {
+		if v, ok := m[k]; ok {
+			o = append(o, shard.JSONField{Key: k, Value: v})
+		}
+	}
+	return o
+}
+
+// writeRows assembles every episode's rows on the frame clock and writes them
+// with their metadata.
+func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.Builder, features []rowFeature,
+	cams []camera, applied *taskspec.Spec, opts Options, rep *Report) error {
+	ra, err := newRowAssembler(j, features)
+	if err != nil {
+		return err
+	}
+	defer ra.close()
+	maxLen, total := 0, 0
+	for _, ep := range p.Episodes {
+		maxLen = max(maxLen, ep.Length)
+		total += ep.Length
+	}
+	opts.Progress.Stage("rows", total)
+	defer opts.Progress.Done("rows")
+	batch := b.NewBatch(maxLen)
+	done := 0
+	for i, ep := range p.Episodes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := ra.episode(ep, p.FPS, batch); err != nil {
+			return fmt.Errorf("export: episode %d: %w", i, err)
+		}
+		task, _ := applied.Task(ep.Task)
+		meta := shard.EpisodeMeta{
+			Task:   task.Instructions,
+			Videos: map[string]shard.VideoSegment{},
+			Ceres: shard.CeresEpisode{
+				SessionID: j.Info.SessionID, TaskID: ep.Task, TaskLabel: task.Label, TaskType: task.Type,
+				Cycle: int64(ep.Cycle), Repetition: int64(ep.Repetition), Attempt: int64(ep.Attempt),
+				StartNS: ep.Start, EndNS: ep.End,
+				SpecVersion: int64(applied.Version), SpecHash: applied.Hash(), RecordedSpecHash: j.Spec.Hash(),
+			},
+		}
+		if ep.Outcome != "" {
+			outcome := ep.Outcome
+			meta.Ceres.Outcome = &outcome
+		}
+		for _, c := range cams {
+			er := c.result.Episodes[i]
+			meta.Videos[c.feature.Name] = shard.VideoSegment{
+				ChunkIndex: er.Chunk, FileIndex: er.File,
+				FromTimestamp: er.FromTimestamp, ToTimestamp: er.ToTimestamp,
+				Stats: imageStats(er.Stats),
+			}
+		}
+		if err := b.WriteEpisode(meta, batch); err != nil {
+			return err
+		}
+		done += ep.Length
+		opts.Progress.Set("rows", done)
+	}
+	rep.Sensors = ra.counts
+	return nil
+}
+
+// imageStats converts the video package's per-channel statistics to the
+// shard's, shaped (3,1,1) by the shard writer.
+func imageStats(s video.ImageStats) shard.Stats {
+	out := shard.Stats{Count: s.Count}
+	out.Min, out.Max, out.Mean, out.Std = s.Min[:], s.Max[:], s.Mean[:], s.Std[:]
+	for i, q := range [][3]float64{s.Q01, s.Q10, s.Q50, s.Q90, s.Q99} {
+		out.Quantiles[i] = append([]float64(nil), q[:]...)
+	}
+	out.Min = append([]float64(nil), out.Min...)
+	out.Max = append([]float64(nil), out.Max...)
+	out.Mean = append([]float64(nil), out.Mean...)
+	out.Std = append([]float64(nil), out.Std...)
+	return out
+}

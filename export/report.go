@@ -1,0 +1,156 @@
+package export
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ceres-robotics/ceres-export/journal"
+	"github.com/ceres-robotics/ceres-export/plan"
+	"github.com/ceres-robotics/ceres-export/taskspec"
+	"github.com/ceres-robotics/ceres-export/video"
+)
+
+// Report is ceres/export-report.json: what was exported, what was dropped
+// and why, and what the journal and camera files looked like. It holds no
+// absolute paths and no clock readings, so the same inputs give the same
+// bytes.
+type Report struct {
+	Exporter    ExporterInfo             `json:"exporter"`
+	SessionID   string                   `json:"sessionId"`
+	FPS         int                      `json:"fps"`
+	FPSSource   string                   `json:"fpsSource"`
+	Spec        SpecReport               `json:"taskSpecification"`
+	Journal     journal.Report           `json:"journal"`
+	Attempts    []plan.Attempt           `json:"attempts"`
+	Episodes    int                      `json:"episodes"`
+	Frames      int                      `json:"frames"`
+	Fates       map[plan.Fate]int        `json:"fates"`
+	Sensors     map[string]*SensorCounts `json:"sensors"`
+	Cameras     map[string]*CameraReport `json:"cameras,omitempty"`
+	Features    []string                 `json:"features"`
+	Diagnostics []string                 `json:"diagnostics,omitempty"`
+	Notes       []string                 `json:"notes,omitempty"`
+	Reuse       *ReuseReport             `json:"reuse,omitempty"`
+}
+
+// ExporterInfo names the exporter and the options it ran with.
+type ExporterInfo struct {
+	Name    string         `json:"name"`
+	Version string         `json:"version"`
+	Options ReportedOption `json:"options"`
+}
+
+// ReportedOption is the subset of Options that shapes the shard.
+type ReportedOption struct {
+	FPS         int              `json:"fps,omitempty"`
+	Mappings    []FeatureMapping `json:"mappings,omitempty"`
+	KeepFloat64 bool             `json:"keepFloat64,omitempty"`
+	RobotType   string           `json:"robotType,omitempty"`
+	Salvage     bool             `json:"salvage,omitempty"`
+	Strict      Strictness       `json:"strict"`
+	Video       VideoOptions     `json:"video"`
+	Corrected   bool             `json:"correctedTaskSpecification,omitempty"`
+}
+
+// SpecReport records the applied and the recorded specification.
+type SpecReport struct {
+	Version      int                   `json:"version"`
+	Hash         string                `json:"hash"`
+	RecordedHash string                `json:"recordedHash"`
+	Differences  []taskspec.Difference `json:"differences,omitempty"`
+}
+
+// CameraReport summarises one camera feature.
+type CameraReport struct {
+	Feature string               `json:"feature"`
+	Frames  int                  `json:"frames"`
+	Gaps    int                  `json:"gaps"`
+	Width   int                  `json:"width"`
+	Height  int                  `json:"height"`
+	Files   []string             `json:"files"`
+	Sources []video.SourceReport `json:"sources"`
+}
+
+// ReuseReport says which encoded video a re-export took from the previous
+// shard instead of encoding it again.
+type ReuseReport struct {
+	Cameras []string `json:"cameras"`
+	Key     string   `json:"key"`
+}
+
+func newReport(j *journal.Journal, p *plan.Plan, applied *taskspec.Spec, diffs []taskspec.Difference, opts Options, fps int, fpsSource string) *Report {
+	rep := &Report{
+		Exporter: ExporterInfo{Name: "ceres-export", Version: opts.Version, Options: ReportedOption{
+			FPS: opts.FPS, Mappings: opts.Mappings, KeepFloat64: opts.KeepFloat64, RobotType: opts.RobotType,
+			Salvage: opts.Salvage, Strict: opts.Strict, Video: opts.Video, Corrected: opts.TaskSpec != nil,
+		}},
+		SessionID: j.Info.SessionID,
+		FPS:       fps,
+		FPSSource: fpsSource,
+		Spec: SpecReport{
+			Version: applied.Version, Hash: applied.Hash(), RecordedHash: j.Spec.Hash(), Differences: diffs,
+		},
+		Journal:     j.Report,
+		Attempts:    p.Attempts,
+		Episodes:    len(p.Episodes),
+		Fates:       map[plan.Fate]int{},
+		Diagnostics: p.Diagnostics,
+		Cameras:     map[string]*CameraReport{},
+	}
+	for _, a := range p.Attempts {
+		rep.Fates[a.Fate]++
+	}
+	for _, ep := range p.Episodes {
+		rep.Frames += ep.Length
+	}
+	return rep
+}
+
+func (r *Report) addCamera(sessionDir, stream string, res video.CameraResult) {
+	c := &CameraReport{Feature: videoKey(stream), Width: res.Width, Height: res.Height}
+	for _, e := range res.Episodes {
+		c.Frames += e.Frames
+		c.Gaps += e.Gaps
+	}
+	for _, f := range res.Files {
+		c.Files = append(c.Files, fmt.Sprintf("videos/%s/chunk-%03d/file-%03d.mp4", c.Feature, f.Chunk, f.File))
+	}
+	for _, s := range res.Sources {
+		// No absolute paths: a report must not depend on where the session lies.
+		if rel, err := filepath.Rel(sessionDir, s.Path); err == nil {
+			s.Path = filepath.ToSlash(rel)
+		}
+		c.Sources = append(c.Sources, s)
+		if s.Truncated {
+			r.Notes = append(r.Notes, fmt.Sprintf("camera %s: file %s is cut short (%s); its frames up to the cut were used", stream, s.Path, s.Err))
+		}
+	}
+	r.Cameras[stream] = c
+}
+
+// strictness returns ErrStrict naming every switch that tripped.
+func (r *Report) strictness(s Strictness) error {
+	var why []string
+	for id, c := range r.Sensors {
+		if s.BackFill && c.BackFilled > 0 {
+			why = append(why, fmt.Sprintf("stream %s: %d frames back-filled", id, c.BackFilled))
+		}
+		if s.Stale && c.Stale > 0 {
+			why = append(why, fmt.Sprintf("stream %s: %d frames stale", id, c.Stale))
+		}
+	}
+	if s.Gaps {
+		for id, c := range r.Cameras {
+			if c.Gaps > 0 {
+				why = append(why, fmt.Sprintf("camera %s: %d frames in gaps", id, c.Gaps))
+			}
+		}
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	slices.Sort(why)
+	return fmt.Errorf("%w: %s", ErrStrict, strings.Join(why, "; "))
+}

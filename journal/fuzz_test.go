@@ -1,0 +1,105 @@
+package journal
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+)
+
+// FuzzFrameReader feeds arbitrary segment bodies to the frame reader: it must
+// never panic, only return frames within the limits whose CRC matches, move
+// forward, and on an invalid frame find (or not) a later valid one that
+// really is valid.
+func FuzzFrameReader(f *testing.F) {
+	seg := readSegment(f, writeSession(f, WriterOptions{}, standardSteps(f)), 1)
+	f.Add(seg[SegmentHeaderSize:])
+	f.Add(cat(frame(TypeEvent, []byte(`{"t":1}`)), make([]byte, 20)))
+	f.Add(cat(frame(0, nil), frame(9, []byte{1})))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 1})
+	f.Add(seg[SegmentHeaderSize : len(seg)-5])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		size := int64(len(data))
+		fr := NewFrameReader(bytes.NewReader(data), 0, size)
+		prev := int64(-1)
+		for range len(data) + 2 {
+			off := fr.Offset()
+			if off <= prev || off > size {
+				t.Fatalf("offset %d after %d (size %d)", off, prev, size)
+			}
+			typ, payload, err := fr.Next()
+			if errors.Is(err, io.EOF) {
+				if off != size {
+					t.Fatalf("EOF at %d of %d", off, size)
+				}
+				return
+			}
+			if err != nil {
+				var fe *Error
+				if !errors.Is(err, ErrCorrupt) || !errors.As(err, &fe) || fe.Offset != off {
+					t.Fatalf("error %v at %d", err, off)
+				}
+				next, found, ferr := fr.FindValid(off + 1)
+				if ferr != nil {
+					t.Fatal(ferr)
+				}
+				if !found {
+					return
+				}
+				if next <= off {
+					t.Fatalf("FindValid(%d) = %d", off+1, next)
+				}
+				fr.Resync(next)
+				prev = off
+				continue
+			}
+			if typ == 0 || len(payload) > MaxPayload || frameCRC(typ, payload) != le32(data[off+4:]) {
+				t.Fatalf("frame at %d: type %d, %d bytes, bad CRC accepted", off, typ, len(payload))
+			}
+			if !bytes.Equal(payload, data[off+FrameHeaderSize:off+FrameHeaderSize+int64(len(payload))]) {
+				t.Fatalf("payload at %d differs from the data", off)
+			}
+			prev = off
+		}
+		t.Fatalf("reader did not finish")
+	})
+}
+
+func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+
+// FuzzDecodeSamples decodes arbitrary SAMPLES payloads against the test
+// session's streams with a 1 MiB batch limit (so the fuzzer cannot make it
+// allocate much): no panic, errors match ErrInvalid, and a decoded batch has
+// exactly n times, non-decreasing, and fields of the declared sizes.
+func FuzzDecodeSamples(f *testing.F) {
+	streams := testSession().Streams
+	f.Add(samplesPayload(0, EncodingRaw, 0, 3, rawImuBody(0, 3)))
+	f.Add(samplesPayload(0, EncodingZstd, 0, 2, zstdBody(f, rawImuBody(3, 2))))
+	f.Add(samplesPayload(0, EncodingZstd, 0, 200, zstdBody(f, make([]byte, 200*24))))
+	f.Add(samplesPayload(1, EncodingRaw, 0, 1, rawImuBody(0, 1)))
+	f.Add(samplesPayload(0, EncodingRaw, 0, 0xffffffff, nil))
+	f.Add([]byte{0, 0, 1})
+	layouts, err := sensorLayouts(streams)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		d := &samplesDecoder{limit: 1 << 20}
+		b, err := d.decode(payload, layouts)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v does not match ErrInvalid", err)
+			}
+			return
+		}
+		h, _ := ParseSamplesHeader(payload)
+		if b.Len() != int(h.N) || len(b.Fields) != 2 || len(b.Fields[0]) != 4*b.Len() || len(b.Fields[1]) != 12*b.Len() {
+			t.Fatalf("batch of %d samples, fields %d/%d bytes", b.Len(), len(b.Fields[0]), len(b.Fields[1]))
+		}
+		for i := 1; i < b.Len(); i++ {
+			if b.Times[i] < b.Times[i-1] {
+				t.Fatalf("times go backwards at %d", i)
+			}
+		}
+	})
+}

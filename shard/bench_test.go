@@ -1,0 +1,231 @@
+package shard
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// benchRow is the reference row for parquet-go's own writer: the same
+// columns, types and order as the DataWriter writes for benchFeatures.
+type benchRow struct {
+	State        []float32 `parquet:"observation.state,list"`
+	Action       []float32 `parquet:"action,list"`
+	Gripper      float32   `parquet:"observation.gripper"`
+	Flag         bool      `parquet:"observation.flag"`
+	Timestamp    float32   `parquet:"timestamp"`
+	FrameIndex   int64     `parquet:"frame_index"`
+	EpisodeIndex int64     `parquet:"episode_index"`
+	Index        int64     `parquet:"index"`
+	TaskIndex    int64     `parquet:"task_index"`
+}
+
+var benchFeatures = []Feature{
+	{Name: "observation.state", Dtype: DtypeFloat32, Shape: []int{14}},
+	{Name: "action", Dtype: DtypeFloat32, Shape: []int{14}},
+	{Name: "observation.gripper", Dtype: DtypeFloat32, Shape: []int{1}},
+	{Name: "observation.flag", Dtype: DtypeBool, Shape: []int{1}},
+}
+
+const (
+	benchEpisodes = 4
+	benchFrames   = 3000
+	benchFPS      = 30
+)
+
+// benchData holds the same episodes as batches and as reference rows.
+type benchData struct {
+	batches []*EpisodeBatch
+	rows    [][]benchRow
+}
+
+func makeBenchData() *benchData {
+	rng := rand.New(rand.NewSource(7))
+	d := &benchData{}
+	var index int64
+	for e := 0; e < benchEpisodes; e++ {
+		b := NewEpisodeBatch(benchFeatures, benchFrames)
+		b.Len = benchFrames
+		rows := make([]benchRow, benchFrames)
+		for k := 0; k < benchFrames; k++ {
+			r := benchRow{
+				State: make([]float32, 14), Action: make([]float32, 14),
+				Gripper: rng.Float32(), Flag: rng.Intn(2) == 0,
+				Timestamp: float32(float64(k) / benchFPS), FrameIndex: int64(k),
+				EpisodeIndex: int64(e), Index: index, TaskIndex: 0,
+			}
+			index++
+			for i := range r.State {
+				r.State[i] = float32(rng.NormFloat64())
+				r.Action[i] = float32(rng.NormFloat64())
+			}
+			b.Columns[0].Float32 = append(b.Columns[0].Float32, r.State...)
+			b.Columns[1].Float32 = append(b.Columns[1].Float32, r.Action...)
+			b.Columns[2].Float32 = append(b.Columns[2].Float32, r.Gripper)
+			b.Columns[3].Bool = append(b.Columns[3].Bool, r.Flag)
+			rows[k] = r
+		}
+		d.batches = append(d.batches, b)
+		d.rows = append(d.rows, rows)
+	}
+	return d
+}
+
+// writeReference writes the rows with parquet-go's GenericWriter (its
+// fastest generic path: compiled struct deconstruction), one row group per
+// episode, same compression, page version and metadata as the DataWriter.
+func writeReference(tb testing.TB, path string, d *benchData, schema *parquet.Schema, opts []parquet.WriterOption) {
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	refOpts := append([]parquet.WriterOption{parquet.SchemaOf(benchRow{})}, opts[1:]...)
+	w := parquet.NewGenericWriter[benchRow](f, refOpts...)
+	for _, rows := range d.rows {
+		if _, err := w.Write(rows); err != nil {
+			tb.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func writeRowsStage(tb testing.TB, dir string, d *benchData) {
+	w, err := NewDataWriter(dir, benchFeatures, DataWriterOptions{FPS: benchFPS})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for e, b := range d.batches {
+		if _, err := w.WriteEpisode(int64(e), 0, b); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func writeBuilderStage(tb testing.TB, dir string, d *benchData) {
+	b, err := NewBuilder(dir, benchFeatures, Options{FPS: benchFPS})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, batch := range d.batches {
+		if err := b.WriteEpisode(EpisodeMeta{Task: "t"}, batch); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := b.Finish(nil); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestBenchmarkReferenceSchema proves the reference writes the same
+// Parquet schema as the DataWriter, so the benchmark compares like with like.
+func TestBenchmarkReferenceSchema(t *testing.T) {
+	ours, _, err := dataFileLayout(dataColumns(benchFeatures), defaultCreatedBy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := parquet.SchemaOf(benchRow{})
+	if !parquet.EqualNodes(ours, ref) {
+		t.Fatalf("reference schema differs:\nours: %s\nref:  %s", ours, ref)
+	}
+}
+
+// BenchmarkParquetGoReference measures parquet-go's GenericWriter alone.
+func BenchmarkParquetGoReference(b *testing.B) {
+	d := makeBenchData()
+	schema, opts, err := dataFileLayout(dataColumns(benchFeatures), defaultCreatedBy)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		writeReference(b, filepath.Join(dir, fmt.Sprintf("ref-%d.parquet", i)), d, schema, opts)
+	}
+	b.ReportMetric(float64(benchEpisodes*benchFrames)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkRowsStage measures the DataWriter (samples to finished Parquet)
+// and, in the same run and alternating with it, parquet-go's reference
+// writer on identical rows; ratio_vs_parquet_go = reference time / our
+// time (goal: >= 0.8). builder_ratio_vs_parquet_go includes the per-episode
+// statistics the Builder computes as well.
+func BenchmarkRowsStage(b *testing.B) {
+	d := makeBenchData()
+	schema, opts, err := dataFileLayout(dataColumns(benchFeatures), defaultCreatedBy)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	var ours, ref, builder time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		writeRowsStage(b, filepath.Join(dir, fmt.Sprintf("ours-%d", i)), d)
+		t1 := time.Now()
+		writeReference(b, filepath.Join(dir, fmt.Sprintf("ref-%d.parquet", i)), d, schema, opts)
+		t2 := time.Now()
+		writeBuilderStage(b, filepath.Join(dir, fmt.Sprintf("builder-%d", i)), d)
+		t3 := time.Now()
+		ours += t1.Sub(t0)
+		ref += t2.Sub(t1)
+		builder += t3.Sub(t2)
+	}
+	rows := float64(benchEpisodes*benchFrames) * float64(b.N)
+	b.ReportMetric(rows/ours.Seconds(), "rows/s")
+	b.ReportMetric(ref.Seconds()/ours.Seconds(), "ratio_vs_parquet_go")
+	b.ReportMetric(ref.Seconds()/builder.Seconds(), "builder_ratio_vs_parquet_go")
+}
+
+// TestRowsStageAllocations checks the per-row path does not allocate: the
+// allocations of writing an episode do not grow with its length.
+func TestRowsStageAllocations(t *testing.T) {
+	short, long := allocsForFrames(t, 500), allocsForFrames(t, 5000)
+	if long > short*1.5+50 {
+		t.Fatalf("allocations grow with rows: %v for 500 frames, %v for 5000", short, long)
+	}
+}
+
+func allocsForFrames(t *testing.T, frames int) float64 {
+	batch := NewEpisodeBatch(benchFeatures, frames)
+	batch.Len = frames
+	batch.Columns[0].Float32 = batch.Columns[0].Float32[:frames*14]
+	batch.Columns[1].Float32 = batch.Columns[1].Float32[:frames*14]
+	batch.Columns[2].Float32 = batch.Columns[2].Float32[:frames]
+	batch.Columns[3].Bool = batch.Columns[3].Bool[:frames]
+	w, err := NewDataWriter(t.TempDir(), benchFeatures, DataWriterOptions{FPS: benchFPS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ep := int64(0)
+	// Warm up: the first episode opens the file and sizes the scratch buffers.
+	if _, err := w.WriteEpisode(ep, 0, batch); err != nil {
+		t.Fatal(err)
+	}
+	ep++
+	return testing.AllocsPerRun(3, func() {
+		if _, err := w.WriteEpisode(ep, 0, batch); err != nil {
+			t.Fatal(err)
+		}
+		ep++
+	})
+}

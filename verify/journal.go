@@ -1,0 +1,346 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ceres-robotics/ceres-export/journal"
+	"github.com/ceres-robotics/ceres-export/plan"
+	"github.com/ceres-robotics/ceres-export/taskspec"
+	"github.com/ceres-robotics/ceres-export/video"
+)
+
+// checkJournal compares the shard with what an export of the session at
+// Options.Journal must produce: the same accepted attempts and windows, the
+// held sensor values, and (for synthetic sessions, whose frames carry a code
+// band) the chosen video frames.
+func (c *checker) checkJournal() error {
+	j, err := journal.Open(c.ctx, c.opts.Journal, journal.Options{Salvage: true})
+	if err != nil {
+		if cerr := c.ctx.Err(); cerr != nil {
+			return cerr
+		}
+		return fmt.Errorf("%w journal %s: %w", ErrUnreadable, c.opts.Journal, err)
+	}
+	if len(j.Report.Skipped) > 0 {
+		c.notef("journal.salvaged", "session:journal", loc{}, "the journal needed salvage (%d byte ranges skipped); compared with what salvage reads", len(j.Report.Skipped))
+	}
+	if c.info == nil || c.episodes == nil {
+		c.notef("journal.skipped", "", loc{}, "comparison with the session skipped: info.json or meta/episodes is unusable")
+		return nil
+	}
+	if j.Spec == nil {
+		c.errorf("journal.spec", "session:journal", loc{}, "the session has no SPEC record, so no episode can come from it")
+		return nil
+	}
+	// The applied specification is the one the episodes name (a re-export
+	// may apply a corrected one); it must be stored and valid.
+	applied := j.Spec
+	if len(c.episodes.Rows) > 0 {
+		if h, ok := c.episodes.Rows[0].Ceres["ceres/task_specification/hash"].(string); ok && c.specs[h] != nil {
+			if s, err := taskspec.Parse(c.specs[h]); err == nil {
+				applied = s
+			}
+		}
+	}
+	p, err := plan.Build(j.Events, plan.SpecTypes(applied), c.info.FPS)
+	if err != nil {
+		c.errorf("journal.plan", "session:journal", loc{}, "cannot plan the session at %d fps: %v", c.info.FPS, err)
+		return nil
+	}
+	fates := map[plan.Key]plan.Attempt{}
+	for _, a := range p.Attempts {
+		fates[a.Key] = a
+	}
+	recorded := j.Spec.Hash()
+	n := len(c.episodes.Rows)
+	if len(p.Episodes) != n {
+		c.errorf("journal.episode-count", "", loc{}, "the shard has %d episodes, but the session has %d accepted attempts at %d fps", n, len(p.Episodes), c.info.FPS)
+	}
+	for i, er := range c.episodes.Rows {
+		epi := er.EpisodeIndex
+		key, ok := ceresKey(er)
+		if !ok {
+			continue
+		}
+		if s, _ := er.Ceres["ceres/session_id"].(string); s != j.Info.SessionID {
+			c.errorf("journal.session-id", er.File, ep(epi), "ceres/session_id is %q, but the session is %q", s, j.Info.SessionID)
+		}
+		if h, _ := er.Ceres["ceres/task_specification/recorded_hash"].(string); h != recorded {
+			c.errorf("journal.recorded-hash", er.File, ep(epi), "ceres/task_specification/recorded_hash is %s, but the journal's SPEC hashes to %s", h, recorded)
+		}
+		if a, known := fates[key]; !known {
+			c.errorf("journal.attempt", er.File, ep(epi), "attempt %s does not occur in the session", keyString(key))
+		} else if a.Fate != plan.Accepted {
+			c.errorf("journal.attempt", er.File, ep(epi), "attempt %s is %s in the session (%s), so no row of it may be exported", keyString(key), a.Fate, a.Reason)
+		}
+		if i >= len(p.Episodes) {
+			continue
+		}
+		pe := p.Episodes[i]
+		if pe.Key != key {
+			c.errorf("journal.attempt", er.File, ep(epi), "episode %d is attempt %s, but the session's episode %d is attempt %s", epi, keyString(key), i, keyString(pe.Key))
+			continue
+		}
+		start, _ := er.Ceres["ceres/start_ns"].(int64)
+		end, _ := er.Ceres["ceres/end_ns"].(int64)
+		if start != pe.Start || end != pe.End {
+			c.errorf("journal.window", er.File, ep(epi), "window is [%d, %d), but attempt %s runs [%d, %d) in the session", start, end, keyString(key), pe.Start, pe.End)
+		}
+		if er.Length != int64(pe.Length) {
+			c.errorf("journal.length", er.File, ep(epi), "length is %d, but the session's window holds %d frames at %d fps", er.Length, pe.Length, c.info.FPS)
+		}
+		var want *string
+		if pe.Outcome != "" {
+			want = &pe.Outcome
+		}
+		got, _ := er.Ceres["ceres/outcome"].(string)
+		if (want == nil) != (er.Ceres["ceres/outcome"] == nil) || want != nil && *want != got {
+			c.errorf("journal.outcome", er.File, ep(epi), "ceres/outcome is %s, but the session's latest annotation is %s", jsonText(er.Ceres["ceres/outcome"]), jsonText(want))
+		}
+	}
+	if len(p.Episodes) != n {
+		// Windows of other episodes cannot be lined up row by row.
+		return nil
+	}
+	if err := c.compareSensors(j, p); err != nil {
+		return err
+	}
+	return c.compareVideo(j, p)
+}
+
+// ceresKey reads the attempt key of an episode row.
+func ceresKey(er *episodeRow) (plan.Key, bool) {
+	task, ok1 := er.Ceres["ceres/task_id"].(string)
+	cy, ok2 := er.Ceres["ceres/cycle"].(int64)
+	rep, ok3 := er.Ceres["ceres/repetition"].(int64)
+	att, ok4 := er.Ceres["ceres/attempt"].(int64)
+	return plan.Key{Cycle: int(cy), Task: task, Repetition: int(rep), Attempt: int(att)}, ok1 && ok2 && ok3 && ok4
+}
+
+func keyString(k plan.Key) string {
+	return fmt.Sprintf("(cycle %d, task %q, repetition %d, attempt %d)", k.Cycle, k.Task, k.Repetition, k.Attempt)
+}
+
+// streamSamples is one sensor stream read whole.
+type streamSamples struct {
+	times  []int64
+	fields [][]float64 // per field, samples × elems
+	elems  []int
+}
+
+func readStream(j *journal.Journal, s journal.Stream) (*streamSamples, error) {
+	cur, err := j.Samples(s.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer cur.Close()
+	ss := &streamSamples{fields: make([][]float64, len(s.Fields)), elems: make([]int, len(s.Fields))}
+	for cur.Next() {
+		b := cur.Batch()
+		ss.times = append(ss.times, b.Times...)
+		for fi := range s.Fields {
+			ss.elems[fi] = b.FieldElems(fi)
+			for e := 0; e < b.Len()*b.FieldElems(fi); e++ {
+				ss.fields[fi] = append(ss.fields[fi], b.Float64At(fi, e))
+			}
+		}
+	}
+	return ss, cur.Err()
+}
+
+// heldSample returns the index of the latest sample with t ≤ T, or 0 (the
+// first sample, back-filled) when there is none.
+func heldSample(times []int64, T int64) int {
+	i := sort.Search(len(times), func(i int) bool { return times[i] > T })
+	if i == 0 {
+		return 0
+	}
+	return i - 1
+}
+
+// compareSensors recomputes every observation.<stream>.<field> feature from
+// the journal's samples and compares it row by row.
+func (c *checker) compareSensors(j *journal.Journal, p *plan.Plan) error {
+	if c.data == nil {
+		return nil
+	}
+	compared := map[string]bool{}
+	for _, s := range j.Info.Streams {
+		if s.Kind != journal.KindSensor {
+			continue
+		}
+		var ss *streamSamples
+		for fi, fld := range s.Fields {
+			name := "observation." + s.ID + "." + fld.Name
+			f := c.info.byName[name]
+			if f == nil {
+				continue
+			}
+			compared[name] = true
+			vals, ok := c.data.Values[name]
+			if !ok {
+				continue
+			}
+			if ss == nil {
+				var err error
+				if ss, err = readStream(j, s); err != nil {
+					if cerr := c.ctx.Err(); cerr != nil {
+						return cerr
+					}
+					return fmt.Errorf("%w journal %s stream %s: %w", ErrUnreadable, c.opts.Journal, s.ID, err)
+				}
+			}
+			if len(ss.times) == 0 {
+				c.errorf("journal.sensor-value", "", loc{}, "feature %s: stream %s has no samples in the session", name, s.ID)
+				continue
+			}
+			w := ss.elems[fi]
+			if w != f.width() {
+				c.errorf("journal.sensor-value", infoPath, loc{}, "feature %s has %d values per row, but field %s.%s has %d", name, f.width(), s.ID, fld.Name, w)
+				continue
+			}
+			for _, pe := range p.Episodes {
+				de := c.data.Episodes[int64(pe.Index)]
+				if de == nil || de.Rows != int64(pe.Length) {
+					continue
+				}
+				for k := 0; k < pe.Length; k++ {
+					T := plan.FrameTime(pe.Start, k, c.info.FPS)
+					si := heldSample(ss.times, T)
+					r := de.FirstRow + int64(k)
+					for e := 0; e < w; e++ {
+						want := ss.fields[fi][si*w+e]
+						if f.Dtype == "float32" {
+							want = float64(float32(want))
+						}
+						got := vals[r*int64(w)+int64(e)]
+						if got != want {
+							c.errorf("journal.sensor-value", c.data.Files[c.data.RowFile[r]], epRow(int64(pe.Index), r),
+								"%s[%d] at frame %d (T=%d ns) is %v, want %v, sample %d of stream %s (t=%d ns)", name, e, k, T, got, want, si, s.ID, ss.times[si])
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, f := range c.info.dataFeatures() {
+		if strings.HasPrefix(f.Name, "observation.") && !compared[f.Name] && !isDefaultFeature(f.Name) {
+			c.notef("journal.not-compared", infoPath, loc{}, "feature %s is not observation.<stream>.<field> of a sensor stream (a mapped feature?); its values were not compared with the session", f.Name)
+		}
+	}
+	return nil
+}
+
+func isDefaultFeature(name string) bool {
+	for _, d := range defaultFeatures {
+		if d.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceFrame is one decoded camera frame of the session.
+type sourceFrame struct {
+	t    *big.Rat // journal time, ns
+	code int64    // -1 when the code band is unreadable
+}
+
+// compareVideo checks, for a synthetic session, that frame k of every
+// episode shows the source frame nearest to T_k (the earlier on a tie).
+func (c *checker) compareVideo(j *journal.Journal, p *plan.Plan) error {
+	if c.videos == nil {
+		if len(c.info.videoFeatures()) > 0 {
+			c.notef("journal.not-compared", "", loc{}, "video frames were not compared with the session (--quick)")
+		}
+		return nil
+	}
+	for _, v := range c.info.videoFeatures() {
+		stream := strings.TrimPrefix(v.Name, "observation.images.")
+		var frames []sourceFrame
+		for _, m := range j.Media {
+			if m.Stream != stream {
+				continue
+			}
+			err := video.DecodeEach(c.ctx, filepath.Join(j.Dir, filepath.FromSlash(m.Path)), func(f video.DecodedFrame) error {
+				t := new(big.Rat).Mul(f.Seconds(), big.NewRat(1e9, 1))
+				t.Add(t, big.NewRat(m.StartT, 1))
+				if len(frames) > 0 && t.Cmp(frames[len(frames)-1].t) <= 0 {
+					return nil // the exporter drops frames that do not advance time
+				}
+				code := int64(-1)
+				if x, ok := video.ReadCode(f.Frame); ok {
+					code = int64(x)
+				}
+				frames = append(frames, sourceFrame{t: t, code: code})
+				return nil
+			})
+			if err != nil && c.ctx.Err() != nil {
+				return c.ctx.Err()
+			}
+			if err != nil && !errors.Is(err, errStop) {
+				c.notef("journal.media", "session:"+m.Path, loc{}, "decoding stopped: %v (frames before it are used)", err)
+			}
+		}
+		if len(frames) == 0 {
+			c.notef("journal.not-compared", "", loc{}, "video feature %s: no decodable camera file of stream %q in the session", v.Name, stream)
+			continue
+		}
+		if frames[0].code < 0 {
+			c.notef("journal.not-compared", "", loc{}, "video feature %s: the camera frames carry no code band (not a synthetic session); frames not compared", v.Name)
+			continue
+		}
+		pos := map[string]int64{}
+		for i, er := range c.episodes.Rows {
+			ref := er.Videos[v.Name]
+			rel := videoPath(v.Name, ref.Chunk, ref.File)
+			first := pos[rel]
+			pos[rel] += er.Length
+			vf := c.videos[rel]
+			pe := p.Episodes[i]
+			if vf == nil || int64(pe.Length) != er.Length {
+				continue
+			}
+			for k := 0; k < pe.Length; k++ {
+				fr := first + int64(k)
+				if fr >= int64(len(vf.Codes)) {
+					break
+				}
+				T := big.NewRat(plan.FrameTime(pe.Start, k, c.info.FPS), 1)
+				src := nearestFrame(frames, T)
+				want, got := frames[src].code, vf.Codes[fr]
+				if want >= 0 && got != want {
+					c.errorf("journal.video-frame", rel, epFrame(er.EpisodeIndex, fr), "frame %d of the episode shows source frame code %d, want %d (the camera frame nearest to T=%s ns)", k, got, want, T.FloatString(0))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+var errStop = errors.New("stop")
+
+// nearestFrame returns the frame whose time is nearest to T, the earlier on
+// a tie. frames are in increasing time.
+func nearestFrame(frames []sourceFrame, T *big.Rat) int {
+	i := sort.Search(len(frames), func(i int) bool { return frames[i].t.Cmp(T) > 0 })
+	// frames[i-1] ≤ T < frames[i]
+	if i == 0 {
+		return 0
+	}
+	if i == len(frames) {
+		return i - 1
+	}
+	before := new(big.Rat).Sub(T, frames[i-1].t)
+	after := new(big.Rat).Sub(frames[i].t, T)
+	if after.Cmp(before) < 0 {
+		return i
+	}
+	return i - 1
+}

@@ -1,0 +1,88 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// pqTable is one Parquet file read whole through pqarrow: the Arrow schema
+// pyarrow would reconstruct (ARROW:schema honoured), each column as one
+// array, and the row groups' sizes.
+type pqTable struct {
+	Schema    *arrow.Schema
+	Rows      int64
+	RowGroups []int64
+	cols      map[string]arrow.Array
+}
+
+// readParquet reads path whole. Tables in a shard are small enough (LeRobot
+// caps data files at 100 MB) to hold.
+func readParquet(ctx context.Context, path string) (*pqTable, error) {
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, err
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := fr.ReadTable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tbl.Release()
+	t := &pqTable{Schema: tbl.Schema(), Rows: tbl.NumRows(), cols: map[string]arrow.Array{}}
+	for i := 0; i < pf.NumRowGroups(); i++ {
+		t.RowGroups = append(t.RowGroups, pf.MetaData().RowGroup(i).NumRows())
+	}
+	for i := 0; i < int(tbl.NumCols()); i++ {
+		col := tbl.Column(i)
+		chunks := col.Data().Chunks()
+		var a arrow.Array
+		switch len(chunks) {
+		case 0:
+			a = array.MakeArrayOfNull(memory.DefaultAllocator, col.DataType(), 0)
+		case 1:
+			a = chunks[0]
+			a.Retain()
+		default:
+			a, err = array.Concatenate(chunks, memory.DefaultAllocator)
+			if err != nil {
+				return nil, fmt.Errorf("column %s: %w", col.Name(), err)
+			}
+		}
+		t.cols[col.Name()] = a
+	}
+	return t, nil
+}
+
+// col returns the column name, or nil.
+func (t *pqTable) col(name string) arrow.Array { return t.cols[name] }
+
+// int64Col returns column name as int64 values when its type is int64;
+// ok is false when it is missing or of another type.
+func (t *pqTable) int64Col(name string) (*array.Int64, bool) {
+	a, ok := t.cols[name].(*array.Int64)
+	return a, ok
+}
+
+// typeString names an Arrow type as pyarrow prints it.
+func typeString(t arrow.DataType) string {
+	if t == nil {
+		return "missing"
+	}
+	switch tt := t.(type) {
+	case *arrow.FixedSizeListType:
+		return fmt.Sprintf("fixed_size_list<item: %s>[%d]", typeString(tt.Elem()), tt.Len())
+	case *arrow.ListType:
+		return fmt.Sprintf("list<item: %s>", typeString(tt.Elem()))
+	}
+	return t.String()
+}

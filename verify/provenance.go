@@ -1,0 +1,128 @@
+package verify
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+
+	"github.com/ceres-robotics/ceres-export/plan"
+	"github.com/ceres-robotics/ceres-export/taskspec"
+)
+
+// checkProvenance checks the stored task specifications and the ceres/*
+// columns of every episode.
+func (c *checker) checkProvenance() error {
+	c.specs = map[string][]byte{}
+	parsed := map[string]*taskspec.Spec{}
+	for _, rel := range c.files {
+		m := specFileRe.FindStringSubmatch(rel)
+		if m == nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(c.dir, rel))
+		if err != nil {
+			c.errorf("spec.unreadable", rel, loc{}, "%v", err)
+			continue
+		}
+		sum := sha256.Sum256(b)
+		if got := hex.EncodeToString(sum[:]); got != m[1] {
+			c.errorf("spec.file-name", rel, loc{}, "the file's SHA-256 is %s; a stored specification is named by the hash of its bytes", got)
+		}
+		s, err := taskspec.Parse(b)
+		if err != nil {
+			c.errorf("spec.invalid", rel, loc{}, "not a valid version 1 task specification: %v", err)
+			continue
+		}
+		if !bytes.Equal(s.Canonical(), b) {
+			c.errorf("spec.non-canonical", rel, loc{}, "the bytes are not the canonical form (RFC 8785 of the normalised specification), so the name is not the specification's hash %s", s.Hash())
+		}
+		c.specs[m[1]] = b
+		parsed[m[1]] = s
+	}
+	if c.episodes == nil {
+		return nil
+	}
+	sessions := map[string]bool{}
+	for _, er := range c.episodes.Rows {
+		epi := er.EpisodeIndex
+		str := func(name string) (string, bool) {
+			s, ok := er.Ceres[name].(string)
+			return s, ok
+		}
+		num := func(name string) (int64, bool) {
+			n, ok := er.Ceres[name].(int64)
+			return n, ok
+		}
+		if s, ok := str("ceres/session_id"); ok {
+			if s == "" {
+				c.errorf("ceres.value", er.File, ep(epi), "ceres/session_id is empty")
+			}
+			sessions[s] = true
+		}
+		if v, ok := num("ceres/task_specification/version"); ok && v != 1 {
+			c.errorf("ceres.value", er.File, ep(epi), "ceres/task_specification/version is %d, want 1", v)
+		}
+		for _, k := range []string{"ceres/cycle", "ceres/repetition", "ceres/attempt"} {
+			if v, ok := num(k); ok && v < 1 {
+				c.errorf("ceres.value", er.File, ep(epi), "%s is %d; counters are 1-based", k, v)
+			}
+		}
+		if o, ok := er.Ceres["ceres/outcome"].(string); ok && o != "pass" && o != "fail" {
+			c.errorf("ceres.value", er.File, ep(epi), "ceres/outcome is %q, want pass, fail or null", o)
+		}
+		start, ok1 := num("ceres/start_ns")
+		end, ok2 := num("ceres/end_ns")
+		if ok1 && ok2 && c.info != nil {
+			if end <= start {
+				c.errorf("ceres.window", er.File, ep(epi), "ceres/end_ns %d is not after ceres/start_ns %d", end, start)
+			} else if n := plan.Length(start, end, c.info.FPS); int64(n) != er.Length {
+				c.errorf("ceres.window", er.File, ep(epi), "the window [%d, %d) holds %d frames at %d fps, but length is %d", start, end, n, c.info.FPS, er.Length)
+			}
+		}
+		if h, ok := str("ceres/task_specification/recorded_hash"); ok && c.specs[h] == nil {
+			c.errorf("spec.missing", er.File, ep(epi), "ceres/task_specification/recorded_hash %s names no file under %s", h, specDir)
+		}
+		h, ok := str("ceres/task_specification/hash")
+		if !ok {
+			continue
+		}
+		spec := parsed[h]
+		if spec == nil {
+			c.errorf("spec.missing", er.File, ep(epi), "ceres/task_specification/hash %s names no valid file under %s", h, specDir)
+			continue
+		}
+		id, _ := str("ceres/task_id")
+		task, found := spec.Task(id)
+		if !found {
+			c.errorf("ceres.task-id", er.File, ep(epi), "ceres/task_id %q is not a task of the applied specification %s", id, h)
+			continue
+		}
+		if l, ok := str("ceres/task_label"); ok && l != task.Label {
+			c.errorf("ceres.task-label", er.File, ep(epi), "ceres/task_label is %q, but the specification's label of %q is %q", l, id, task.Label)
+		}
+		if ty, ok := str("ceres/task_type"); ok && ty != task.Type {
+			c.errorf("ceres.task-type", er.File, ep(epi), "ceres/task_type is %q, but %q is %s in the specification", ty, id, task.Type)
+		}
+		if task.Type != taskspec.TypeTimed && task.Type != taskspec.TypeOpen {
+			c.errorf("ceres.task-type", er.File, ep(epi), "task %q is a %s; only timed and open tasks become episodes", id, task.Type)
+		}
+		if len(er.Tasks) != 1 || er.Tasks[0] != task.Instructions {
+			c.errorf("ceres.task-string", er.File, ep(epi), "tasks is %q, want [%q], the instructions of task %q", er.Tasks, task.Instructions, id)
+		}
+		if c.data != nil && c.tasks != nil {
+			if de := c.data.Episodes[epi]; de != nil {
+				for ti := range de.Tasks {
+					if ti >= 0 && ti < int64(len(c.tasks)) && c.tasks[ti] != task.Instructions {
+						c.errorf("ceres.task-string", er.File, ep(epi), "the rows' task_index %d is %q, want %q, the instructions of task %q", ti, c.tasks[ti], task.Instructions, id)
+					}
+				}
+			}
+		}
+	}
+	if len(sessions) > 1 {
+		c.errorf("ceres.value", "", loc{}, "ceres/session_id has %d different values; a shard holds one session", len(sessions))
+	}
+	return nil
+}
