@@ -87,10 +87,15 @@ func shiftCRC(crc uint32, n uint32) uint32 {
 	return crc
 }
 
-// crcScanner finds the first valid frame at or after an offset.
+// crcScanner finds the first valid frame at or after an offset. It keeps its
+// buffer between calls, so that a reader that resyncs many times in one
+// region loads and checksums that region once.
 type crcScanner struct {
-	buf  []byte   // data [base, base+len(buf))
-	ckpt []uint32 // ckpt[k] = crc of buf[:k·crcCheckpoint]
+	base   int64    // file offset of buf[0]
+	last   int64    // candidates buf[:last] are fully covered by buf
+	buf    []byte   // file bytes [base, base+len(buf))
+	ckpt   []uint32 // ckpt[k] = crc of buf[:k·crcCheckpoint]
+	loaded bool
 }
 
 // prefix returns the crc of buf[:x].
@@ -104,40 +109,56 @@ func (sc *crcScanner) rangeCRC(a, b int) uint32 {
 	return sc.prefix(b) ^ shiftCRC(sc.prefix(a), uint32(b-a))
 }
 
-func (sc *crcScanner) find(r io.ReaderAt, from, size int64) (int64, bool, error) {
+// load reads the file from base: the candidates it can then check are
+// [base, base+sc.last).
+func (sc *crcScanner) load(r io.ReaderAt, base, size int64) error {
 	const longest = FrameHeaderSize + MaxPayload
-	for base := from; base <= size-FrameHeaderSize; base += crcScanStep {
-		n := min(size-base, crcScanStep+longest)
-		if int64(cap(sc.buf)) < n {
-			sc.buf = make([]byte, n)
+	n := min(size-base, crcScanStep+longest)
+	if int64(cap(sc.buf)) < n {
+		sc.buf = make([]byte, n)
+	}
+	sc.buf = sc.buf[:n]
+	sc.loaded = false
+	if m, err := r.ReadAt(sc.buf, base); int64(m) < n {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
 		}
-		sc.buf = sc.buf[:n]
-		if m, err := r.ReadAt(sc.buf, base); int64(m) < n {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
+		return err
+	}
+	sc.ckpt = sc.ckpt[:0]
+	var crc uint32
+	for k := 0; ; k += crcCheckpoint {
+		sc.ckpt = append(sc.ckpt, crc)
+		if k+crcCheckpoint > len(sc.buf) {
+			break
+		}
+		crc = crc32.Update(crc, castagnoli, sc.buf[k:k+crcCheckpoint])
+	}
+	sc.base = base
+	sc.last = min(int64(crcScanStep), n-FrameHeaderSize+1)
+	sc.loaded = true
+	return nil
+}
+
+func (sc *crcScanner) find(r io.ReaderAt, from, size int64) (int64, bool, error) {
+	for start := from; start <= size-FrameHeaderSize; {
+		if !sc.loaded || start < sc.base || start >= sc.base+sc.last {
+			if err := sc.load(r, start, size); err != nil {
+				return 0, false, err
 			}
-			return 0, false, err
 		}
-		sc.ckpt = sc.ckpt[:0]
-		var crc uint32
-		for k := 0; ; k += crcCheckpoint {
-			sc.ckpt = append(sc.ckpt, crc)
-			if k+crcCheckpoint > len(sc.buf) {
-				break
-			}
-			crc = crc32.Update(crc, castagnoli, sc.buf[k:k+crcCheckpoint])
-		}
-		last := min(int64(crcScanStep), n-FrameHeaderSize+1) // candidates [0, last)
-		for i := 0; int64(i) < last; i++ {
+		n := int64(len(sc.buf))
+		for i := int(start - sc.base); int64(i) < sc.last; i++ {
 			h := sc.buf[i : i+FrameHeaderSize]
 			length := binary.LittleEndian.Uint32(h)
 			if length > MaxPayload || int64(length) > n-int64(i)-FrameHeaderSize || h[8] == 0 {
 				continue
 			}
 			if sc.rangeCRC(i+8, i+FrameHeaderSize+int(length)) == binary.LittleEndian.Uint32(h[4:]) {
-				return base + int64(i), true, nil
+				return sc.base + int64(i), true, nil
 			}
 		}
+		start = sc.base + sc.last
 	}
 	return 0, false, nil
 }

@@ -78,6 +78,7 @@ type FrameReader struct {
 	frame   int64 // offset of the frame Next last returned or failed on
 	records int   // frames returned so far
 	err     error
+	sc      crcScanner // for FindValid
 }
 
 // NewFrameReader returns a reader of the frames in r from byte offset start
@@ -158,10 +159,9 @@ func (fr *FrameReader) Records() int { return fr.records }
 // checksum matching). It returns that offset and true, or false when there is
 // none up to the end; the error is a read failure. It does not move the
 // reader. Its cost does not depend on the lengths the bytes claim (see
-// crcScanner), and it holds at most 32 MiB plus a frame header.
+// crcScanner), and it holds at most 32 MiB plus a frame header until the reader is dropped.
 func (fr *FrameReader) FindValid(from int64) (int64, bool, error) {
-	var sc crcScanner
-	return sc.find(fr.w.r, from, fr.w.size)
+	return fr.sc.find(fr.w.r, from, fr.w.size)
 }
 
 // Resync clears the sticky error and continues with the frame at off,

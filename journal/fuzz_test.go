@@ -65,7 +65,9 @@ func FuzzFrameReader(f *testing.F) {
 	})
 }
 
-func le32(b []byte) uint32 { return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24 }
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
 
 // FuzzDecodeSamples decodes arbitrary SAMPLES payloads against the test
 // session's streams with a 1 MiB batch limit (so the fuzzer cannot make it

@@ -187,8 +187,12 @@ func statsOf[T number](v []T, rows, n int, s *statsScratch) Stats {
 		lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
 		for k := 0; k < rows; k++ {
 			x := float64(v[k*n+d])
-			lo = math.Min(lo, x)
-			hi = math.Max(hi, x)
+			if x < lo {
+				lo = x
+			}
+			if x > hi {
+				hi = x
+			}
 			sum += x
 		}
 		mean := sum / float64(rows)

@@ -54,7 +54,9 @@ func (b *sampleBatch) reset(nfields int) {
 	}
 }
 
-func putF32(dst []byte, v float32) []byte { return binary.LittleEndian.AppendUint32(dst, math.Float32bits(v)) }
+func putF32(dst []byte, v float32) []byte {
+	return binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
+}
 
 func sensorGens(session journal.Session, seed uint64) []*sensorGen {
 	var gens []*sensorGen

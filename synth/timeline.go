@@ -3,9 +3,9 @@ package synth
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"

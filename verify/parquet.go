@@ -33,12 +33,19 @@ func readParquet(ctx context.Context, path string) (*pqTable, error) {
 	if err != nil {
 		return nil, err
 	}
+	// fr.Schema carries the schema metadata (the file's key-value metadata,
+	// "pandas" among it) as pyarrow's read_table shows it; the table's
+	// schema does not.
+	schema, err := fr.Schema()
+	if err != nil {
+		return nil, err
+	}
 	tbl, err := fr.ReadTable(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer tbl.Release()
-	t := &pqTable{Schema: tbl.Schema(), Rows: tbl.NumRows(), cols: map[string]arrow.Array{}}
+	t := &pqTable{Schema: schema, Rows: tbl.NumRows(), cols: map[string]arrow.Array{}}
 	for i := 0; i < pf.NumRowGroups(); i++ {
 		t.RowGroups = append(t.RowGroups, pf.MetaData().RowGroup(i).NumRows())
 	}

@@ -118,7 +118,7 @@ func (c *checker) checkStats() error {
 					continue
 				}
 				for ch, x := range vals[name] {
-					if x < 0 || x > 1 {
+					if x < -slack(x, 0) || x > 1+slack(x, 1) {
 						c.errorf("stats.range", statsPath, loc{}, "%s.%s[%d] is %v; image statistics are in 0..1", f.Name, name, ch, x)
 					}
 				}
