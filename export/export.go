@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -73,6 +74,13 @@ type Options struct {
 	// DataFileSizeBytes, when positive, rotates data files at that size
 	// instead of LeRobot's 100 MB (tests).
 	DataFileSizeBytes int64
+	// NoVideoReuse encodes every camera even when the shard being replaced
+	// holds video with the same content key (see ceres/videos.json).
+	NoVideoReuse bool
+
+	// encodeCameraForTesting replaces video.ExportCamera in tests that
+	// count encoder calls.
+	encodeCameraForTesting func(context.Context, []video.Source, []video.EpisodeTimes, video.ExportOptions) (video.CameraResult, error)
 }
 
 // Strictness switches: each turns a counted irregularity into an error.
@@ -182,7 +190,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 		}
 	}()
 
-	cams, err := exportCameras(ctx, j, p, st.Dir(), enc, opts, rep)
+	cams, err := exportCameras(ctx, j, p, st.Dir(), shardDir, enc, opts, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +267,7 @@ func videoKey(stream string) string { return "observation.images." + stream }
 
 // exportCameras cuts and encodes every camera that has media files, up to
 // Concurrency at a time, into the staging directory.
-func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir string, enc video.EncoderOptions, opts Options, rep *Report) ([]camera, error) {
+func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, shardDir string, enc video.EncoderOptions, opts Options, rep *Report) ([]camera, error) {
 	var streams []journal.Stream
 	for _, s := range j.Info.Streams {
 		if s.Kind != journal.KindVideo {
@@ -278,7 +286,22 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir st
 	for i, ep := range p.Episodes {
 		episodes[i] = video.EpisodeTimes{Times: video.FrameTimes(ep.Start, ep.Length, p.FPS)}
 	}
+	prevDir, prev := "", videoManifest{}
+	if !opts.NoVideoReuse {
+		if d, err := previousShard(shardDir); err == nil {
+			prevDir, prev = d, readVideoManifest(d)
+		}
+	}
+	encode := video.ExportCamera
+	if opts.encodeCameraForTesting != nil {
+		encode = opts.encodeCameraForTesting
+	}
+	total := 0
+	for _, ep := range p.Episodes {
+		total += ep.Length
+	}
 	cams := make([]camera, len(streams))
+	manifest := videoManifest{Version: videoCacheVersion, Cameras: make([]videoManifestCamera, len(streams))}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(opts.Video.Concurrency, 1))
 	var mu sync.Mutex
@@ -289,46 +312,73 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir st
 			for _, m := range mediaOf(j, s.ID) {
 				sources = append(sources, video.Source{Path: filepath.Join(j.Dir, filepath.FromSlash(m.Path)), StartT: m.StartT})
 			}
-			stage := "camera " + s.ID
-			total := 0
-			for _, ep := range p.Episodes {
-				total += ep.Length
-			}
-			opts.Progress.Stage(stage, total)
-			defer opts.Progress.Done(stage)
-			res, err := video.ExportCamera(gctx, sources, episodes, video.ExportOptions{
-				FPS:       p.FPS,
-				SourceFPS: int(s.FPS + 0.5),
-				Width:     opts.Video.Width,
-				Height:    opts.Video.Height,
-				Encoder:   enc,
-				FilePath: func(chunk, file int) string {
-					chunkDir := filepath.Join(dir, "videos", key, fmt.Sprintf("chunk-%03d", chunk))
-					// A failure here surfaces as the encoder's create error.
-					_ = os.MkdirAll(chunkDir, 0o755)
-					return filepath.Join(chunkDir, fmt.Sprintf("file-%03d.mp4", file))
-				},
-				InfoStyle: video.InfoWithEncoder,
-				Progress:  func(done, _ int) { opts.Progress.Set(stage, done) },
-				DecodeAll: true,
-			})
+			sourceFPS := int(s.FPS + 0.5)
+			content, err := cameraKey(j.Dir, sources, p, sourceFPS, enc, opts.Video)
 			if err != nil {
 				return fmt.Errorf("camera %s: %w", s.ID, err)
 			}
+			res, reused := prev.find(s.ID, content)
+			if reused {
+				if err := reuseFiles(prevDir, dir, key, res); err != nil {
+					// The old shard is not what its manifest says: encode.
+					reused = false
+					_ = os.RemoveAll(filepath.Join(dir, "videos", key))
+				}
+			}
+			if !reused {
+				stage := "camera " + s.ID
+				opts.Progress.Stage(stage, total)
+				res, err = encode(gctx, sources, episodes, video.ExportOptions{
+					FPS:       p.FPS,
+					SourceFPS: sourceFPS,
+					Width:     opts.Video.Width,
+					Height:    opts.Video.Height,
+					Encoder:   enc,
+					FilePath: func(chunk, file int) string {
+						chunkDir := filepath.Join(dir, "videos", key, fmt.Sprintf("chunk-%03d", chunk))
+						// A failure here surfaces as the encoder's create error.
+						_ = os.MkdirAll(chunkDir, 0o755)
+						return filepath.Join(chunkDir, fmt.Sprintf("file-%03d.mp4", file))
+					},
+					InfoStyle: video.InfoWithEncoder,
+					Progress:  func(done, _ int) { opts.Progress.Set(stage, done) },
+					DecodeAll: true,
+				})
+				opts.Progress.Done(stage)
+				if err != nil {
+					return fmt.Errorf("camera %s: %w", s.ID, err)
+				}
+				relativeSources(j.Dir, &res)
+			}
+			// The info block is derived, never stored: a JSON round trip
+			// would turn its integers into floats.
+			res.Info = nil
+			info, err := video.FeatureInfo(res.Width, res.Height, p.FPS, enc, video.InfoWithEncoder)
+			if err != nil {
+				return fmt.Errorf("camera %s: %w", s.ID, err)
+			}
+			manifest.Cameras[i] = videoManifestCamera{Stream: s.ID, Key: content, Result: res}
 			cams[i] = camera{stream: s.ID, result: res, feature: shard.Feature{
 				Name:  key,
 				Dtype: shard.DtypeVideo,
 				Shape: []int{res.Height, res.Width, 3},
 				Names: []string{"height", "width", "channels"},
-				Info:  infoObject(res.Info),
+				Info:  infoObject(info),
 			}}
 			mu.Lock()
-			rep.addCamera(j.Dir, s.ID, res)
-			mu.Unlock()
+			defer mu.Unlock()
+			rep.addCamera(s.ID, res)
+			if reused {
+				rep.VideoReused = append(rep.VideoReused, s.ID)
+			}
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	slices.Sort(rep.VideoReused)
+	if err := writeJSONFile(filepath.Join(dir, filepath.FromSlash(videoManifestPath)), manifest); err != nil {
 		return nil, err
 	}
 	return cams, nil

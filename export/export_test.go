@@ -435,5 +435,3 @@ func mustJournal(t *testing.T, dir string) *journal.Journal {
 	}
 	return j
 }
-
-

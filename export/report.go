@@ -2,7 +2,6 @@ package export
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -32,7 +31,9 @@ type Report struct {
 	Features    []string                 `json:"features"`
 	Diagnostics []string                 `json:"diagnostics,omitempty"`
 	Notes       []string                 `json:"notes,omitempty"`
-	Reuse       *ReuseReport             `json:"reuse,omitempty"`
+	// VideoReused lists the cameras whose encoded video was taken over
+	// from the shard this export replaced (same content key).
+	VideoReused []string `json:"videoReused,omitempty"`
 }
 
 // ExporterInfo names the exporter and the options it ran with.
@@ -73,13 +74,6 @@ type CameraReport struct {
 	Sources []video.SourceReport `json:"sources"`
 }
 
-// ReuseReport says which encoded video a re-export took from the previous
-// shard instead of encoding it again.
-type ReuseReport struct {
-	Cameras []string `json:"cameras"`
-	Key     string   `json:"key"`
-}
-
 func newReport(j *journal.Journal, p *plan.Plan, applied *taskspec.Spec, diffs []taskspec.Difference, opts Options, fps int, fpsSource string) *Report {
 	rep := &Report{
 		Exporter: ExporterInfo{Name: "ceres-export", Version: opts.Version, Options: ReportedOption{
@@ -108,7 +102,7 @@ func newReport(j *journal.Journal, p *plan.Plan, applied *taskspec.Spec, diffs [
 	return rep
 }
 
-func (r *Report) addCamera(sessionDir, stream string, res video.CameraResult) {
+func (r *Report) addCamera(stream string, res video.CameraResult) {
 	c := &CameraReport{Feature: videoKey(stream), Width: res.Width, Height: res.Height}
 	for _, e := range res.Episodes {
 		c.Frames += e.Frames
@@ -118,10 +112,6 @@ func (r *Report) addCamera(sessionDir, stream string, res video.CameraResult) {
 		c.Files = append(c.Files, fmt.Sprintf("videos/%s/chunk-%03d/file-%03d.mp4", c.Feature, f.Chunk, f.File))
 	}
 	for _, s := range res.Sources {
-		// No absolute paths: a report must not depend on where the session lies.
-		if rel, err := filepath.Rel(sessionDir, s.Path); err == nil {
-			s.Path = filepath.ToSlash(rel)
-		}
 		c.Sources = append(c.Sources, s)
 		if s.Truncated {
 			r.Notes = append(r.Notes, fmt.Sprintf("camera %s: file %s is cut short (%s); its frames up to the cut were used", stream, s.Path, s.Err))

@@ -76,3 +76,18 @@ func BenchmarkSampleCursor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOpen measures the validating pass over a 500,000-sample session
+// (raw bodies) and reports MB/s of segment bytes.
+func BenchmarkOpen(b *testing.B) {
+	dir := benchSession(b, 500_000, false)
+	var size int64
+	for b.Loop() {
+		j, err := Open(context.Background(), dir, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = j.Report.Segments[0].Size
+	}
+	b.ReportMetric(float64(size)/(b.Elapsed().Seconds()/float64(b.N))/1e6, "MB/s")
+}

@@ -101,3 +101,33 @@ func TestFindValidCostIndependentOfLengths(t *testing.T) {
 	}
 	t.Logf("scanned 8 MiB in %v", time.Since(start))
 }
+
+// TestIsTornTail checks the acceptable-end predicate on a bare FrameReader.
+func TestIsTornTail(t *testing.T) {
+	ok := frame(TypeEvent, []byte(`{"t":1,"kind":"run_start"}`))
+	for _, c := range []struct {
+		name string
+		data []byte
+		torn bool
+	}{
+		{"zeros after the last frame", cat(ok, make([]byte, 64)), true},
+		{"cut frame", cat(ok, ok[:20]), true},
+		{"bad frame then a valid one", cat(ok, frame(0, nil), ok), false},
+	} {
+		fr := NewFrameReader(bytes.NewReader(c.data), 0, int64(len(c.data)))
+		if _, _, err := fr.Next(); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := fr.Next()
+		if fr.Offset() != int64(len(ok)) {
+			t.Errorf("%s: Offset %d after the error, want %d", c.name, fr.Offset(), len(ok))
+		}
+		if _, _, again := fr.Next(); again != err {
+			t.Errorf("%s: error not sticky: %v then %v", c.name, err, again)
+		}
+		torn, terr := fr.IsTornTail(err)
+		if terr != nil || torn != c.torn {
+			t.Errorf("%s: IsTornTail = %v %v, want %v", c.name, torn, terr, c.torn)
+		}
+	}
+}

@@ -65,6 +65,24 @@
 // is made by evidence: the reader scans forward byte by byte for an offset
 // where a frame whose length fits validates (see [FrameReader.FindValid]).
 //
+// # Decisions where the format leaves room
+//
+//   - A last segment shorter than its header whose bytes are a prefix of the
+//     right header (a crash while starting a segment) is a torn tail at offset
+//     0, not a bad header: the same crash the format allows at a record.
+//   - A SAMPLES reserved byte that is not 0 is invalid (the format says it is
+//     0; accepting other values would give a later format's meaning no way to
+//     be noticed).
+//   - A raw SAMPLES body, once decompressed, may be at most [MaxSamplesBody].
+//   - A known record type after END is invalid (END is the last record); an
+//     unknown type after END is skipped and counted, like anywhere else.
+//   - An EVENT of unknown kind still counts as "the first EVENT" that SPEC
+//     must precede; its members are not checked.
+//   - A known event's task must be a task id of the specification; a MEDIA
+//     record's stream must be declared in SESSION.
+//   - A MEDIA path must not contain a backslash or NUL (the format says it
+//     uses /); a file that does not exist yet is reported, not an error.
+//
 // # Reading
 //
 // [Open] makes one streaming pass over all segments: it checks every frame,

@@ -101,3 +101,25 @@ func TestTinySession(t *testing.T) {
 		t.Errorf("cursor gave %d samples, want 220", i)
 	}
 }
+
+// TestDocExample decodes the SAMPLES payload of the package doc's example.
+func TestDocExample(t *testing.T) {
+	payload := []byte{
+		0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xe1, 0xf5, 0x05, 0x00, 0x00, 0x00, 0x00,
+		0x07, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00,
+	}
+	if len(payload) != 0x20 {
+		t.Fatalf("payload is %d bytes, the doc says 32", len(payload))
+	}
+	b, err := DecodeSamples(payload, []Stream{{ID: "s", Kind: KindSensor, Fields: []Field{{Name: "seq", Dtype: DtypeInt32}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() != 2 || b.Times[1] != 100e6 || b.Float64At(0, 0) != 7 || b.Float64At(0, 1) != 8 {
+		t.Errorf("batch %+v", b)
+	}
+	if SegmentHeaderSize != len(SegmentMagic)+8 || FrameHeaderSize != 9 || SamplesHeaderSize != 8 {
+		t.Error("wire sizes changed")
+	}
+}

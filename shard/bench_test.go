@@ -138,7 +138,7 @@ func writeBuilderStage(tb testing.TB, dir string, d *benchData) {
 // TestBenchmarkReferenceSchema proves the reference writes the same
 // Parquet schema as the DataWriter, so the benchmark compares like with like.
 func TestBenchmarkReferenceSchema(t *testing.T) {
-	ours, _, err := dataFileLayout(dataColumns(benchFeatures), defaultCreatedBy)
+	ours, _, err := dataFileLayout(dataColumns(benchFeatures), dataColumns(benchFeatures), defaultCreatedBy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestBenchmarkReferenceSchema(t *testing.T) {
 // BenchmarkParquetGoReference measures parquet-go's GenericWriter alone.
 func BenchmarkParquetGoReference(b *testing.B) {
 	d := makeBenchData()
-	schema, opts, err := dataFileLayout(dataColumns(benchFeatures), defaultCreatedBy)
+	schema, opts, err := dataFileLayout(dataColumns(benchFeatures), dataColumns(benchFeatures), defaultCreatedBy)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func BenchmarkParquetGoReference(b *testing.B) {
 // statistics the Builder computes as well.
 func BenchmarkRowsStage(b *testing.B) {
 	d := makeBenchData()
-	schema, opts, err := dataFileLayout(dataColumns(benchFeatures), defaultCreatedBy)
+	schema, opts, err := dataFileLayout(dataColumns(benchFeatures), dataColumns(benchFeatures), defaultCreatedBy)
 	if err != nil {
 		b.Fatal(err)
 	}

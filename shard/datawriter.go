@@ -156,6 +156,7 @@ type DataWriter struct {
 	chunk      int
 	fileIdx    int
 	fileFrames int64
+	fileEps    int
 	opened     bool // a file has been started (chunk/fileIdx are its indices)
 
 	episodes int64
@@ -196,7 +197,7 @@ func NewDataWriter(dir string, features []Feature, opts DataWriterOptions) (*Dat
 	}
 	w.columns = dataColumns(features)
 	var err error
-	w.schema, w.wopts, err = dataFileLayout(w.columns, opts.CreatedBy)
+	w.schema, w.wopts, err = dataFileLayout(w.columns, w.columns, opts.CreatedBy)
 	if err != nil {
 		return nil, err
 	}
@@ -263,17 +264,22 @@ func parquetLeaf(dtype string) parquet.Node {
 // 3-level LIST of required elements, the layout pyarrow gives a non-nullable
 // fixed_size_list) and the writer options: snappy, v1 data pages, a fixed
 // created_by, and the "huggingface" and "ARROW:schema" key-value metadata.
-func dataFileLayout(columns []Feature, createdBy string) (*parquet.Schema, []parquet.WriterOption, error) {
+//
+// arrowColumns lists the columns for ARROW:schema and equals columns; only
+// the drift test passes a different order.
+func dataFileLayout(columns, arrowColumns []Feature, createdBy string) (*parquet.Schema, []parquet.WriterOption, error) {
 	g := orderedGroup{Group: parquet.Group{}}
-	fields := make([]arrow.Field, len(columns))
-	for i, f := range columns {
+	fields := make([]arrow.Field, len(arrowColumns))
+	for i, f := range arrowColumns {
+		fields[i] = arrowField(f)
+	}
+	for _, f := range columns {
 		var node parquet.Node = parquet.Required(parquetLeaf(f.Dtype))
 		if f.isVector() {
 			node = parquet.List(parquet.Required(parquetLeaf(f.Dtype)))
 		}
 		g.Group[f.Name] = node
 		g.names = append(g.names, f.Name)
-		fields[i] = arrowField(f)
 	}
 	schema := parquet.NewSchema("schema", g)
 	hf, err := huggingfaceMetadata(columns)
@@ -414,6 +420,7 @@ func (w *DataWriter) writeEpisode(episodeIndex, taskIndex int64, b *EpisodeBatch
 		return DataLocation{}, err
 	}
 	w.fileFrames += int64(n)
+	w.fileEps++
 	w.frames += int64(n)
 	w.episodes++
 	return DataLocation{ChunkIndex: w.chunk, FileIndex: w.fileIdx, FromIndex: from, ToIndex: w.frames}, nil
@@ -444,7 +451,7 @@ func (w *DataWriter) rotateIfNeeded(frames int64) error {
 	}
 	w.file = f
 	w.pw = parquet.NewWriter(f, w.wopts...)
-	w.fileFrames = 0
+	w.fileFrames, w.fileEps = 0, 0
 	w.opened = true
 	return nil
 }
@@ -470,6 +477,9 @@ func (w *DataWriter) finishFile() error {
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", w.file.Name(), err)
+	}
+	if err := verifyDataFile(w.file.Name(), w.fileFrames, w.fileEps); err != nil {
+		return err
 	}
 	w.written = append(w.written, fmt.Sprintf(dataPathTemplate, w.chunk, w.fileIdx))
 	w.pw, w.file = nil, nil

@@ -15,12 +15,12 @@ type checker struct {
 	counts  map[string]int
 	omitted []omission
 
-	info     *shardInfo   // nil when info.json is unusable
-	files    []string     // every regular file, shard-relative, slash-separated, sorted
-	data     *dataSet     // nil when no data file could be read
-	episodes *episodeSet  // nil when no episodes file could be read
-	tasks    []string     // task strings by task_index; nil when unreadable
-	specs    map[string][]byte // stored specifications by hash (name)
+	info     *shardInfo            // nil when info.json is unusable
+	files    []string              // every regular file, shard-relative, slash-separated, sorted
+	data     *dataSet              // nil when no data file could be read
+	episodes *episodeSet           // nil when no episodes file could be read
+	tasks    []string              // task strings by task_index; nil when unreadable
+	specs    map[string][]byte     // stored specifications by hash (name)
 	videos   map[string]*videoFile // by shard-relative path; nil when the video check did not run
 }
 
@@ -34,11 +34,11 @@ type loc struct {
 	episode, row, frame *int64
 }
 
-func ep(e int64) loc                { return loc{episode: &e} }
-func epRow(e, r int64) loc          { return loc{episode: &e, row: &r} }
-func row(r int64) loc               { return loc{row: &r} }
-func epFrame(e int64, f int64) loc  { return loc{episode: &e, frame: &f} }
-func frameLoc(f int64) loc          { return loc{frame: &f} }
+func ep(e int64) loc               { return loc{episode: &e} }
+func epRow(e, r int64) loc         { return loc{episode: &e, row: &r} }
+func row(r int64) loc              { return loc{row: &r} }
+func epFrame(e int64, f int64) loc { return loc{episode: &e, frame: &f} }
+func frameLoc(f int64) loc         { return loc{frame: &f} }
 
 // add records a finding, unless MaxPerCode findings of its code were already
 // listed for its file.

@@ -123,10 +123,11 @@ func (c *checker) checkData() error {
 		}
 		cols := map[string]*array.Int64{}
 		for _, name := range []string{"index", "frame_index", "episode_index", "task_index"} {
+			// A column of the wrong type is reported by checkDataSchema.
 			if a, ok := t.int64Col(name); ok && a.NullN() == 0 {
 				cols[name] = a
-			} else if a != nil || t.col(name) != nil {
-				c.errorf("data.null", rel, loc{}, "column %s has nulls or is not int64", name)
+			} else if ok {
+				c.errorf("data.null", rel, loc{}, "column %s has %d nulls", name, a.NullN())
 			}
 		}
 		ts, _ := t.col("timestamp").(*array.Float32)

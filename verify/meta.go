@@ -14,21 +14,21 @@ import (
 
 // episodeRow is one row of meta/episodes, with the file it came from.
 type episodeRow struct {
-	File          string
-	Pos           int64 // row position across the episodes files
-	EpisodeIndex  int64
-	Tasks         []string
-	Length        int64
-	DataChunk     int64
-	DataFile      int64
-	FromIndex     int64
-	ToIndex       int64
-	MetaChunk     int64
-	MetaFile      int64
-	Videos        map[string]*videoRef
-	Ceres         map[string]any // ceres/* values: string, int64 or nil
-	table         *pqTable
-	tableRow      int
+	File         string
+	Pos          int64 // row position across the episodes files
+	EpisodeIndex int64
+	Tasks        []string
+	Length       int64
+	DataChunk    int64
+	DataFile     int64
+	FromIndex    int64
+	ToIndex      int64
+	MetaChunk    int64
+	MetaFile     int64
+	Videos       map[string]*videoRef
+	Ceres        map[string]any // ceres/* values: string, int64 or nil
+	table        *pqTable
+	tableRow     int
 }
 
 // videoRef is an episode's place in one video feature's files.

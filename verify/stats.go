@@ -18,7 +18,7 @@ var orderedStats = []string{"min", "q01", "q10", "q50", "q90", "q99", "max"}
 
 // nonFinite stands in for NaN and ±Infinity, which Python's json writes as
 // bare tokens that encoding/json rejects.
-const nonFinite = "\x00nonfinite:"
+const nonFinite = "\uE000nonfinite:"
 
 // replaceNonFinite turns the bare tokens NaN, Infinity and -Infinity outside
 // strings into marker strings, so the document parses and each can be

@@ -146,10 +146,12 @@ func (c *checker) checkStructure() error {
 		case specFileRe.MatchString(f):
 		case strings.HasPrefix(f, specDir):
 			c.errorf("spec.file-name", f, loc{}, "a stored specification must be named <sha256 hex>.json")
+		case strings.HasPrefix(f, "ceres/"):
+			// CERES's own files (reports, indexes); LeRobot never reads them.
 		case strings.HasSuffix(f, ".parquet") && (strings.HasPrefix(f, "data/") || strings.HasPrefix(f, "meta/")):
 			c.warnf("layout.stray-file", f, loc{}, "Parquet file outside LeRobot's layout")
 		default:
-			c.warnf("layout.stray-file", f, loc{}, "file not part of a LeRobot v3.0 shard or of ceres/")
+			c.warnf("layout.stray-file", f, loc{}, "file not part of a LeRobot v3.0 shard (CERES files belong under ceres/)")
 		}
 	}
 	if nData == 0 {

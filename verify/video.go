@@ -74,6 +74,14 @@ func (c *checker) checkVideoFile(v *feature, rel string, wantFrames int64) error
 	if p.AvgFrameRate.Num*1 != fps*p.AvgFrameRate.Den || p.AvgFrameRate.Den == 0 {
 		c.errorf("video.fps", rel, loc{}, "average frame rate is %d/%d, want %d: LeRobot's torchcodec maps time to frames with it", p.AvgFrameRate.Num, p.AvgFrameRate.Den, fps)
 	}
+	if !p.PTSMonotone {
+		c.errorf("video.reordered", rel, loc{}, "packet pts do not increase in file order (B-frames or reordering); LeRobot needs frames whose pts are their presentation times from 0")
+	}
+	// LeRobot's merge offsets the next file by this duration
+	// (get_video_duration_in_s), so it must be frames/fps exactly.
+	if p.StreamDuration > 0 && p.TimeBase.Den > 0 && int64(fps)*p.StreamDuration*int64(p.TimeBase.Num) != int64(p.Frames)*int64(p.TimeBase.Den) {
+		c.errorf("video.duration", rel, loc{}, "stream duration is %d × %d/%d s, want %d frames / %d fps", p.StreamDuration, p.TimeBase.Num, p.TimeBase.Den, p.Frames, fps)
+	}
 	if p.ReadErr != nil {
 		c.errorf("video.unreadable", rel, loc{}, "the file ends with a read error: %v", p.ReadErr)
 	}

@@ -41,6 +41,8 @@ type outputFile struct {
 	sent    int   // frames sent to the encoder
 	err     error // sticky
 	done    bool
+	opened  bool // the encoder is open
+	flushed bool // SendFrame(nil) was sent
 }
 
 // newDictionary builds an AVDictionary from a map in sorted key order, so that
@@ -121,6 +123,7 @@ func openOutput(path string, spec encoderSpec) (_ *outputFile, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: open encoder %s: %w", path, spec.encoder, err)
 	}
+	o.opened = true
 	if len(left) > 0 {
 		return nil, fmt.Errorf("%s: encoder %s does not know options %v", path, spec.encoder, left)
 	}
@@ -155,6 +158,9 @@ func openOutput(path string, spec encoderSpec) (_ *outputFile, err error) {
 func (o *outputFile) send(f *astiav.Frame) error {
 	if o.err != nil {
 		return o.err
+	}
+	if f == nil {
+		o.flushed = true
 	}
 	if err := o.enc.SendFrame(f); err != nil {
 		o.err = fmt.Errorf("%s: send frame %d to %s: %w", o.path, o.sent, o.spec.encoder, err)
@@ -222,6 +228,18 @@ func (o *outputFile) free() {
 		o.pkt = nil
 	}
 	if o.enc != nil {
+		if o.opened && !o.flushed {
+			// SVT-AV1 (FFmpeg 5.1) hangs in avcodec_free_context unless it
+			// was sent end-of-stream: flush and discard.
+			o.flushed = true
+			if o.enc.SendFrame(nil) == nil {
+				pkt := astiav.AllocPacket()
+				for o.enc.ReceivePacket(pkt) == nil {
+					pkt.Unref()
+				}
+				pkt.Free()
+			}
+		}
 		o.enc.Free()
 		o.enc = nil
 	}

@@ -1,18 +1,138 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ceres-robotics/ceres-export/verify"
 )
 
-// TEMPORARY placeholder until the owning issue lands; replaced wholesale.
+const verifyExitStatus = `
+
+EXIT STATUS
+  0  the shard is sound (warnings and notes do not count)
+  1  the shard has findings of severity error
+  2  usage error, or the shard or the journal cannot be read at all`
+
+// VerifyOptions are the flags of `ceres-export verify`.
+type VerifyOptions struct {
+	Shard   string
+	Journal string // --journal SESSION_DIR
+	JSON    bool   // one JSON document on stdout
+	Quick   bool   // skip decoding videos and recomputing stats
+}
+
+// AddFlags registers the options' flags on cmd.
+func (o *VerifyOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Journal, "journal", "", "also check the shard against the session it was exported from")
+	f.BoolVar(&o.JSON, "json", false, "print one machine-readable JSON document on stdout")
+	f.BoolVar(&o.Quick, "quick", false, "skip the video checks and the recomputation of statistics")
+}
+
 func newVerifyCmd(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:    "verify",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return withCode(exitFailed, errors.New("verify: not built yet"))
+	return newVerifyCmdWith(s, runVerify)
+}
+
+// newVerifyCmdWith builds the command; tests inject runF to check flag
+// parsing.
+func newVerifyCmdWith(s streams, runF func(context.Context, VerifyOptions, streams) error) *cobra.Command {
+	var opts VerifyOptions
+	cmd := &cobra.Command{
+		Use:   "verify SHARD_DIR",
+		Short: "Check that a LeRobot shard is sound",
+		Long: `Check that the LeRobot v3.0 shard in SHARD_DIR is sound: the layout and
+info.json LeRobot's loader and merge expect, the data files' schema and index
+columns, the episodes metadata against the data and video files, tasks and
+statistics, every video frame (unless --quick), and the CERES provenance
+(stored task specifications and the ceres/* columns).
+
+With --journal SESSION_DIR the shard is also compared with what an export of
+that session must produce: the accepted attempts and their windows, the held
+sensor values row by row and, for synthetic sessions, the video frames.
+
+Each finding prints as one line on stdout: the file, the episode, row or
+frame, the severity, a stable code (e.g. data.index-gap) and the message;
+a summary line follows. With --json stdout holds one JSON document
+{dir, sound, checks, counts, findings: [{code, severity, file, episode, row,
+frame, message}]}.` + verifyExitStatus,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Shard = args[0]
+			return runF(c.Context(), opts, s)
 		},
 	}
+	opts.AddFlags(cmd)
+	return cmd
+}
+
+// verifyDocument is the --json output.
+type verifyDocument struct {
+	Dir      string           `json:"dir"`
+	Sound    bool             `json:"sound"`
+	Error    string           `json:"error,omitempty"`
+	Checks   []string         `json:"checks"`
+	Counts   map[string]int   `json:"counts"`
+	Findings []verify.Finding `json:"findings"`
+}
+
+// runVerify verifies one shard and prints the findings.
+func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
+	res, err := verify.Shard(ctx, opts.Shard, verify.Options{Journal: opts.Journal, Quick: opts.Quick})
+	if err != nil {
+		if ctx.Err() != nil || !errors.Is(err, verify.ErrUnreadable) {
+			return withCode(exitFailed, err)
+		}
+		if opts.JSON {
+			doc := verifyDocument{Dir: opts.Shard, Error: err.Error(), Checks: []string{}, Counts: map[string]int{}, Findings: []verify.Finding{}}
+			if werr := writeVerifyJSON(s, doc); werr != nil {
+				return withCode(exitFailed, werr)
+			}
+			return &silentError{code: exitUsage}
+		}
+		return withCode(exitUsage, err)
+	}
+	counts := map[string]int{
+		verify.SeverityError:   res.Count(verify.SeverityError),
+		verify.SeverityWarning: res.Count(verify.SeverityWarning),
+		verify.SeverityNote:    res.Count(verify.SeverityNote),
+	}
+	if opts.JSON {
+		doc := verifyDocument{Dir: res.Dir, Sound: res.Sound, Checks: res.Checks, Counts: counts, Findings: res.Findings}
+		if err := writeVerifyJSON(s, doc); err != nil {
+			return withCode(exitFailed, err)
+		}
+	} else {
+		for _, f := range res.Findings {
+			if _, err := fmt.Fprintln(s.Out, f.String()); err != nil {
+				return withCode(exitFailed, err)
+			}
+		}
+		verdict := "sound"
+		if !res.Sound {
+			verdict = "NOT SOUND"
+		}
+		_, err := fmt.Fprintf(s.Out, "%s: %s: %d errors, %d warnings, %d notes (checks: %v)\n",
+			res.Dir, verdict, counts[verify.SeverityError], counts[verify.SeverityWarning], counts[verify.SeverityNote], res.Checks)
+		if err != nil {
+			return withCode(exitFailed, err)
+		}
+	}
+	if !res.Sound {
+		return &silentError{code: exitFindings}
+	}
+	return nil
+}
+
+func writeVerifyJSON(s streams, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = s.Out.Write(append(b, '\n'))
+	return err
 }

@@ -9,6 +9,7 @@ stream layout and the file tree.
 
 Usage (inside the conformance venv, HF_HUB_OFFLINE=1):
   python make_reference.py --root DIR [--vcodec libsvtav1|h264|none] [--dump REFDIR]
+  python make_reference.py --root SHARD --existing --dump OUTDIR   (dump any dataset to diff)
     --root   where the dataset is created (must not exist)
     --dump   write the text dump there (tests/conformance/reference)
 """
@@ -281,8 +282,15 @@ def main() -> int:
     ap.add_argument("--vcodec", default="libsvtav1", help="libsvtav1, h264 or none")
     ap.add_argument("--dump", type=Path, help="reference directory to write the text dump into")
     ap.add_argument("--label", help="sub-directory name of the dump (default: the codec)")
+    ap.add_argument("--existing", action="store_true",
+                    help="dump the dataset already at --root (e.g. an exporter shard) instead of building one")
     args = ap.parse_args()
     vcodec = None if args.vcodec == "none" else args.vcodec
+    if args.existing:
+        if not args.dump:
+            ap.error("--existing needs --dump")
+        dump(args.root, args.dump, args.label or args.root.name)
+        return 0
     build(args.root, vcodec)
     if args.dump:
         dump(args.root, args.dump, args.label or (args.vcodec if vcodec else "no-video"))

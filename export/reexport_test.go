@@ -1,0 +1,168 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ceres-robotics/ceres-export/synth"
+	"github.com/ceres-robotics/ceres-export/taskspec"
+	"github.com/ceres-robotics/ceres-export/video"
+)
+
+// fixedSpec is the contract's example with a corrected instruction and
+// label for "pick", and a different duration: nothing that moves a window.
+var fixedSpec = strings.NewReplacer(
+	`"instructions": "Pick one sample"`, `"instructions": "Pick exactly one sample"`,
+	`"label": "Pick sample"`, `"label": "Pick a sample"`,
+	`"durationS": 12.5`, `"durationS": 12`,
+).Replace(synth.ExampleSpec)
+
+// countingEncoder wraps video.ExportCamera and counts its calls.
+type countingEncoder struct{ calls atomic.Int32 }
+
+func (c *countingEncoder) encode(ctx context.Context, s []video.Source, e []video.EpisodeTimes, o video.ExportOptions) (video.CameraResult, error) {
+	c.calls.Add(1)
+	return video.ExportCamera(ctx, s, e, o)
+}
+
+func TestReexportTextFix(t *testing.T) {
+	ctx := context.Background()
+	session := smallSession(t, synth.Options{Seed: 61, Cameras: 2})
+	dest := filepath.Join(t.TempDir(), "shard")
+	enc := &countingEncoder{}
+	opts := Options{Video: VideoOptions{Codec: "h264"}, encodeCameraForTesting: enc.encode}
+	first, err := Export(ctx, session, dest, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enc.calls.Load() != 2 {
+		t.Fatalf("first export encoded %d cameras, want 2", enc.calls.Load())
+	}
+	before := shardFiles(t, dest)
+
+	opts.TaskSpec, opts.Replace = []byte(fixedSpec), true
+	rep, err := Export(ctx, session, dest, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := enc.calls.Load(); n != 2 {
+		t.Errorf("a text-only fix called the encoder %d more times, want none", n-2)
+	}
+	if len(rep.VideoReused) != 2 {
+		t.Errorf("video reused for %v, want both cameras", rep.VideoReused)
+	}
+	after := shardFiles(t, dest)
+	for name, b := range before {
+		if strings.HasPrefix(name, "videos/") && !bytes.Equal(b, after[name]) {
+			t.Errorf("%s changed in a text-only re-export", name)
+		}
+	}
+	fixed, err := taskspec.Parse([]byte(fixedSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Spec.Hash != fixed.Hash() || rep.Spec.RecordedHash != first.Spec.Hash || rep.Spec.Hash == rep.Spec.RecordedHash {
+		t.Errorf("hashes: applied %s recorded %s; want %s and %s", rep.Spec.Hash, rep.Spec.RecordedHash, fixed.Hash(), first.Spec.Hash)
+	}
+	for _, h := range []string{rep.Spec.Hash, rep.Spec.RecordedHash} {
+		if _, ok := after["ceres/task-specifications/"+h+".json"]; !ok {
+			t.Errorf("canonical specification %s not stored", h)
+		}
+	}
+	wantDiffs := map[string]bool{`tasks[id="pick"].instructions`: true, `tasks[id="pick"].label`: true, `tasks[id="pick"].durationS`: true}
+	for _, d := range rep.Spec.Differences {
+		delete(wantDiffs, d.Path)
+	}
+	if len(wantDiffs) != 0 {
+		t.Errorf("differences %+v miss %v", rep.Spec.Differences, wantDiffs)
+	}
+	eps := readTable(t, filepath.Join(dest, "meta/episodes/chunk-000/file-000.parquet"))
+	hashes := eps.Column(eps.Schema().FieldIndices("ceres/task_specification/hash")[0]).Data().Chunks()[0].String()
+	recorded := eps.Column(eps.Schema().FieldIndices("ceres/task_specification/recorded_hash")[0]).Data().Chunks()[0].String()
+	if !strings.Contains(hashes, fixed.Hash()) || strings.Contains(hashes, first.Spec.Hash) || !strings.Contains(recorded, first.Spec.Hash) {
+		t.Errorf("episode hashes %s recorded %s", hashes, recorded)
+	}
+	tasks := readTable(t, filepath.Join(dest, "meta/tasks.parquet"))
+	if s := tasks.Column(tasks.Schema().FieldIndices("task")[0]).Data().Chunks()[0].String(); !strings.Contains(s, "Pick exactly one sample") {
+		t.Errorf("tasks %s lack the corrected instructions", s)
+	}
+
+	// Idempotent: the same re-export again gives byte-identical files.
+	if _, err := Export(ctx, session, dest, opts); err != nil {
+		t.Fatal(err)
+	}
+	again := shardFiles(t, dest)
+	if len(again) != len(after) {
+		t.Errorf("second re-export has %d files, first %d", len(again), len(after))
+	}
+	for name, b := range after {
+		if !bytes.Equal(b, again[name]) {
+			t.Errorf("%s differs between two identical re-exports", name)
+		}
+	}
+	checkShard(t, session, dest, rep)
+}
+
+func TestReexportWindowChangeReencodes(t *testing.T) {
+	ctx := context.Background()
+	session := smallSession(t, synth.Options{Seed: 62, Cameras: 1})
+	dest := filepath.Join(t.TempDir(), "shard")
+	enc := &countingEncoder{}
+	opts := Options{Video: VideoOptions{Codec: "h264"}, encodeCameraForTesting: enc.encode}
+	if _, err := Export(ctx, session, dest, opts); err != nil {
+		t.Fatal(err)
+	}
+	// Another frame rate moves every frame: the whole video is encoded
+	// again rather than patched.
+	opts.FPS, opts.Replace = 15, true
+	rep, err := Export(ctx, session, dest, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enc.calls.Load() != 2 || len(rep.VideoReused) != 0 {
+		t.Errorf("encoder calls %d, reused %v; want a second encode and no reuse", enc.calls.Load(), rep.VideoReused)
+	}
+}
+
+func TestReexportRefused(t *testing.T) {
+	ctx := context.Background()
+	session := smallSession(t, synth.Options{Seed: 63})
+	dest := filepath.Join(t.TempDir(), "shard")
+	if _, err := Export(ctx, session, dest, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	before := shardFiles(t, dest)
+	cases := map[string]string{
+		"task-missing": strings.Replace(synth.ExampleSpec, `"id": "inspect"`, `"id": "look"`, 1),
+		"type-changed": strings.Replace(strings.Replace(synth.ExampleSpec, `"type": "open"`, `"type": "timed"`, 1),
+			`"repeatCount": 1,`, `"durationS": 3, "repeatCount": 1,`, 1),
+		"invalid": `{"schema": "ceres-task-specification"}`,
+	}
+	for name, spec := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Export(ctx, session, dest, Options{TaskSpec: []byte(spec), Replace: true})
+			if !errors.Is(err, ErrSpecMismatch) {
+				t.Fatalf("err = %v, want ErrSpecMismatch", err)
+			}
+			if name != "invalid" && !strings.Contains(err.Error(), map[string]string{"task-missing": "inspect", "type-changed": "open"}[name]) {
+				t.Errorf("error %q does not name the offending task", err)
+			}
+			after := shardFiles(t, dest)
+			for f, b := range before {
+				if !bytes.Equal(b, after[f]) {
+					t.Errorf("refused re-export changed %s", f)
+				}
+			}
+		})
+	}
+	entries, _ := os.ReadDir(filepath.Dir(dest))
+	if len(entries) != 1 {
+		t.Errorf("refused re-exports left %d entries beside the shard", len(entries)-1)
+	}
+}

@@ -1,0 +1,212 @@
+package export
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/ceres-robotics/ceres-export/plan"
+	"github.com/ceres-robotics/ceres-export/video"
+)
+
+// videoManifestPath is where a shard records, per camera, the content key of
+// its encoded video and what the encoder produced, so that a re-export can
+// take the video over instead of encoding it again.
+const videoManifestPath = "ceres/videos.json"
+
+// videoCacheVersion changes whenever the video stage would produce different
+// files from the same inputs; old shards' videos are then not reused.
+const videoCacheVersion = 1
+
+// videoManifest is ceres/videos.json.
+type videoManifest struct {
+	Version int                   `json:"version"`
+	Cameras []videoManifestCamera `json:"cameras"`
+}
+
+type videoManifestCamera struct {
+	Stream string `json:"stream"`
+	// Key is the SHA-256 of everything the camera's video depends on: the
+	// episode windows on the frame clock, the source files' bytes and
+	// journal offsets, the output size and the encoder settings.
+	Key    string             `json:"key"`
+	Result video.CameraResult `json:"result"`
+}
+
+// videoKeyInputs is hashed (as JSON) into a camera's content key.
+type videoKeyInputs struct {
+	Version   int                  `json:"version"`
+	FPS       int                  `json:"fps"`
+	SourceFPS int                  `json:"sourceFps"`
+	Episodes  [][2]int64           `json:"episodes"` // start, length
+	Sources   []videoKeySource     `json:"sources"`
+	Encoder   video.EncoderOptions `json:"encoder"`
+	Width     int                  `json:"width"`
+	Height    int                  `json:"height"`
+}
+
+type videoKeySource struct {
+	Path   string `json:"path"` // relative to the session
+	StartT int64  `json:"startT"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// cameraKey computes the content key of one camera's video.
+func cameraKey(sessionDir string, sources []video.Source, p *plan.Plan, sourceFPS int, enc video.EncoderOptions, v VideoOptions) (string, error) {
+	in := videoKeyInputs{Version: videoCacheVersion, FPS: p.FPS, SourceFPS: sourceFPS, Encoder: enc, Width: v.Width, Height: v.Height}
+	for _, ep := range p.Episodes {
+		in.Episodes = append(in.Episodes, [2]int64{ep.Start, int64(ep.Length)})
+	}
+	for _, s := range sources {
+		sum, size, err := fileSHA256(s.Path)
+		if err != nil {
+			return "", err
+		}
+		rel, err := filepath.Rel(sessionDir, s.Path)
+		if err != nil {
+			rel = s.Path
+		}
+		in.Sources = append(in.Sources, videoKeySource{Path: filepath.ToSlash(rel), StartT: s.StartT, Size: size, SHA256: sum})
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func fileSHA256(path string) (string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, fmt.Errorf("hashing %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// readVideoManifest reads the manifest of the shard at dir; a shard without
+// one (or no shard) yields an empty manifest.
+func readVideoManifest(dir string) videoManifest {
+	var m videoManifest
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(videoManifestPath)))
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Version != videoCacheVersion {
+		return videoManifest{}
+	}
+	return m
+}
+
+func (m videoManifest) find(stream, key string) (video.CameraResult, bool) {
+	for _, c := range m.Cameras {
+		if c.Stream == stream && c.Key == key {
+			return c.Result, true
+		}
+	}
+	return video.CameraResult{}, false
+}
+
+// reuseFiles links (or, across file systems, copies) the encoded files of a
+// camera from the previous shard into the staging directory. Every file must
+// be there with the size the manifest recorded.
+func reuseFiles(prevDir, stageDir, feature string, res video.CameraResult) error {
+	for _, f := range res.Files {
+		rel := filepath.Join("videos", feature, fmt.Sprintf("chunk-%03d", f.Chunk), fmt.Sprintf("file-%03d.mp4", f.File))
+		src, dst := filepath.Join(prevDir, rel), filepath.Join(stageDir, rel)
+		st, err := os.Stat(src)
+		if err != nil {
+			return err
+		}
+		if st.Size() != f.Bytes {
+			return fmt.Errorf("%s: %d bytes, the manifest says %d", src, st.Size(), f.Bytes)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Link(src, dst); err != nil {
+			if err := copyFile(src, dst); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// relativeSources strips the session directory from the recorded source
+// paths, so that the manifest does not depend on where the session lies.
+func relativeSources(sessionDir string, res *video.CameraResult) {
+	for i := range res.Sources {
+		if rel, err := filepath.Rel(sessionDir, res.Sources[i].Path); err == nil {
+			res.Sources[i].Path = filepath.ToSlash(rel)
+		}
+	}
+	for i := range res.Files {
+		res.Files[i].Path = ""
+	}
+}
+
+var errNoPrevious = errors.New("no previous shard")
+
+// previousShard returns dest when it holds a shard to reuse video from.
+func previousShard(dest string) (string, error) {
+	st, err := os.Stat(filepath.Join(dest, "meta", "info.json"))
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && !st.Mode().IsRegular()) {
+		return "", errNoPrevious
+	}
+	if err != nil {
+		return "", err
+	}
+	return dest, nil
+}
+
+// writeJSONFile writes v as indented JSON and syncs it.
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,198 @@
+package shard
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for rel, body := range files {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func treeContent(t *testing.T, root string) map[string]string {
+	t.Helper()
+	p, err := OpenPrevious(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, f := range p.Files {
+		out[f] = readFile(t, p.Path(f))
+	}
+	return out
+}
+
+func siblings(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestStageCommitNew(t *testing.T) {
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "shard-1")
+	st, err := Stage(dest, StageOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(filepath.Base(st.Dir()), ".shard-1.ceres-tmp-") || !IsStagingDir(st.Dir()) {
+		t.Fatalf("staging dir %s not recognisable", st.Dir())
+	}
+	writeTree(t, st.Dir(), map[string]string{"meta/info.json": "new"})
+	if _, err := os.Stat(dest); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("destination appeared before Commit")
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got := treeContent(t, dest)
+	if len(got) != 1 || got["meta/info.json"] != "new" {
+		t.Errorf("committed tree %v (the staging marker must not be part of it)", got)
+	}
+	if names := siblings(t, parent); len(names) != 1 {
+		t.Errorf("leftovers beside the shard: %v", names)
+	}
+	if fi, _ := os.Stat(dest); fi.Mode().Perm() != 0o755 {
+		t.Errorf("shard mode %v", fi.Mode().Perm())
+	}
+	if err := st.Abort(); err != nil {
+		t.Errorf("Abort after Commit: %v", err)
+	}
+	if len(treeContent(t, dest)) != 1 {
+		t.Error("Abort after Commit touched the shard")
+	}
+}
+
+func TestStageRefusesExistingWithoutReplace(t *testing.T) {
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "shard")
+	writeTree(t, dest, map[string]string{"meta/info.json": "old"})
+	if _, err := Stage(dest, StageOptions{}); !errors.Is(err, ErrDestinationExists) {
+		t.Fatalf("Stage over an existing shard: %v, want ErrDestinationExists", err)
+	}
+	if names := siblings(t, parent); len(names) != 1 {
+		t.Errorf("refused Stage left %v", names)
+	}
+}
+
+func TestStageReplaceSwaps(t *testing.T) {
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "shard")
+	writeTree(t, dest, map[string]string{"meta/info.json": "old", "videos/cam/chunk-000/file-000.mp4": "v"})
+	prev, err := OpenPrevious(dest)
+	if err != nil || prev == nil {
+		t.Fatalf("OpenPrevious: %v %v", prev, err)
+	}
+	if v := prev.VideoFiles("cam"); len(v) != 1 || v[0] != "videos/cam/chunk-000/file-000.mp4" {
+		t.Errorf("VideoFiles = %v", v)
+	}
+	st, err := Stage(dest, StageOptions{Replace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, st.Dir(), map[string]string{"meta/info.json": "new"})
+	if got := treeContent(t, dest); got["meta/info.json"] != "old" {
+		t.Fatal("destination changed before Commit")
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got := treeContent(t, dest)
+	if len(got) != 1 || got["meta/info.json"] != "new" {
+		t.Errorf("after replace: %v", got)
+	}
+	if names := siblings(t, parent); len(names) != 1 {
+		t.Errorf("old shard or staging left behind: %v", names)
+	}
+}
+
+func TestStageAbortLeavesDestination(t *testing.T) {
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "shard")
+	writeTree(t, dest, map[string]string{"meta/info.json": "old"})
+	st, err := Stage(dest, StageOptions{Replace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A build that fails half-way.
+	b, err := NewBuilder(st.Dir(), fixtureFeatures[:1], fixtureOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Finish(nil); !errors.Is(err, ErrNoEpisodes) {
+		t.Fatalf("Finish: %v", err)
+	}
+	if err := st.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	got := treeContent(t, dest)
+	if len(got) != 1 || got["meta/info.json"] != "old" {
+		t.Errorf("destination after a failed build: %v", got)
+	}
+	if names := siblings(t, parent); len(names) != 1 {
+		t.Errorf("staging left behind: %v", names)
+	}
+	if err := st.Commit(); err == nil {
+		t.Error("Commit after Abort succeeded")
+	}
+}
+
+func TestRemoveStaleStaging(t *testing.T) {
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "shard")
+	dead := filepath.Join(parent, ".shard.ceres-tmp-111")
+	live := filepath.Join(parent, ".shard.ceres-tmp-222")
+	foreign := filepath.Join(parent, ".shard.ceres-tmp-333") // no marker: not ours
+	other := filepath.Join(parent, ".other.ceres-tmp-444")   // another destination
+	// pid 2^22+1 exceeds Linux's pid_max limit, so no such process exists.
+	writeTree(t, dead, map[string]string{tempMarker: "x\npid 4194305\n", "data/x": "1"})
+	writeTree(t, live, map[string]string{tempMarker: "x\npid 1\n"})
+	writeTree(t, foreign, map[string]string{"data/x": "1"})
+	writeTree(t, other, map[string]string{tempMarker: "x\npid 4194305\n"})
+	if IsStagingDir(foreign) || !IsStagingDir(dead) {
+		t.Fatal("IsStagingDir misjudges")
+	}
+	st, err := Stage(dest, StageOptions{}) // cleans up as a side effect
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Abort()
+	for _, c := range []struct {
+		path  string
+		exist bool
+	}{{dead, false}, {live, true}, {foreign, true}, {other, true}} {
+		_, err := os.Stat(c.path)
+		if exists := err == nil; exists != c.exist {
+			t.Errorf("%s exists=%v, want %v", filepath.Base(c.path), exists, c.exist)
+		}
+	}
+}
+
+func TestOpenPreviousMissing(t *testing.T) {
+	p, err := OpenPrevious(filepath.Join(t.TempDir(), "none"))
+	if p != nil || err != nil {
+		t.Errorf("OpenPrevious of a missing dir = %v, %v", p, err)
+	}
+}
