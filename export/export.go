@@ -152,6 +152,11 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	if err != nil {
 		return nil, err
 	}
+	// A directory without journal/ is not a session at all: say so, rather
+	// than report the journal's first segment missing.
+	if _, err := os.Stat(filepath.Join(sessionDir, "journal")); err != nil {
+		return nil, fmt.Errorf("export: %s is not a CERES session: %w", sessionDir, err)
+	}
 	j, err := journal.Open(ctx, sessionDir, journal.Options{Salvage: opts.Salvage})
 	if err != nil {
 		return nil, err

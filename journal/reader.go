@@ -251,7 +251,7 @@ func (s *scan) segment(idx int, name, path string, last bool) error {
 		}
 		off := fr.Offset()
 		typ, payload, err := fr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

@@ -1,9 +1,11 @@
 package verify
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -163,78 +165,192 @@ func heldSample(times []int64, T int64) int {
 	return i - 1
 }
 
-// compareSensors recomputes every observation.<stream>.<field> feature from
-// the journal's samples and compares it row by row.
-func (c *checker) compareSensors(j *journal.Journal, p *plan.Plan) error {
-	if c.data == nil {
-		return nil
-	}
-	compared := map[string]bool{}
+// sensorPart is one journal field feeding a feature.
+type sensorPart struct {
+	stream journal.Stream
+	field  int
+}
+
+// sensorFeature is a data feature and the journal fields it holds,
+// concatenated in order.
+type sensorFeature struct {
+	name  string
+	parts []sensorPart
+}
+
+// exportReport is what verify reads of ceres/export-report.json: the
+// feature mappings the export ran with.
+type exportReport struct {
+	Exporter struct {
+		Options struct {
+			Mappings []struct {
+				Name   string   `json:"name"`
+				Fields []string `json:"fields"`
+			} `json:"mappings"`
+		} `json:"options"`
+	} `json:"exporter"`
+}
+
+// sensorFeatures lists the features whose values come from sensor fields:
+// the mappings recorded in ceres/export-report.json, then
+// observation.<stream>.<field> for every field no mapping uses.
+func (c *checker) sensorFeatures(j *journal.Journal) []sensorFeature {
+	fields := map[string]sensorPart{}
+	var order []string
 	for _, s := range j.Info.Streams {
 		if s.Kind != journal.KindSensor {
 			continue
 		}
-		var ss *streamSamples
-		for fi, fld := range s.Fields {
-			name := "observation." + s.ID + "." + fld.Name
-			f := c.info.byName[name]
-			if f == nil {
-				continue
-			}
-			compared[name] = true
-			vals, ok := c.data.Values[name]
-			if !ok {
-				continue
-			}
-			if ss == nil {
-				var err error
-				if ss, err = readStream(j, s); err != nil {
-					if cerr := c.ctx.Err(); cerr != nil {
-						return cerr
-					}
-					return fmt.Errorf("%w journal %s stream %s: %w", ErrUnreadable, c.opts.Journal, s.ID, err)
+		for fi, f := range s.Fields {
+			key := s.ID + "." + f.Name
+			fields[key] = sensorPart{stream: s, field: fi}
+			order = append(order, key)
+		}
+	}
+	used := map[string]bool{}
+	var out []sensorFeature
+	if b, err := os.ReadFile(filepath.Join(c.dir, reportPath)); err == nil {
+		var rep exportReport
+		if err := json.Unmarshal(b, &rep); err != nil {
+			c.warnf("journal.report", reportPath, loc{}, "cannot read the feature mappings: %v", err)
+		}
+		for _, m := range rep.Exporter.Options.Mappings {
+			sf := sensorFeature{name: m.Name}
+			for _, key := range m.Fields {
+				p, ok := fields[key]
+				if !ok {
+					c.errorf("journal.mapping", reportPath, loc{}, "mapping %s names field %q, which the session lacks", m.Name, key)
+					sf.parts = nil
+					break
 				}
+				used[key] = true
+				sf.parts = append(sf.parts, p)
+			}
+			if sf.parts != nil {
+				out = append(out, sf)
+			}
+		}
+	}
+	for _, key := range order {
+		if used[key] {
+			continue
+		}
+		p := fields[key]
+		out = append(out, sensorFeature{name: "observation." + key, parts: []sensorPart{p}})
+	}
+	return out
+}
+
+// compareSensors recomputes every sensor feature from the journal's samples
+// and compares it row by row: frame k of an episode holds the latest sample
+// with t ≤ T_k, or the stream's first sample when there is none.
+func (c *checker) compareSensors(j *journal.Journal, p *plan.Plan) error {
+	if c.data == nil {
+		return nil
+	}
+	streams := map[string]*streamSamples{}
+	load := func(s journal.Stream) (*streamSamples, error) {
+		if ss := streams[s.ID]; ss != nil {
+			return ss, nil
+		}
+		ss, err := readStream(j, s)
+		if err != nil {
+			if cerr := c.ctx.Err(); cerr != nil {
+				return nil, cerr
+			}
+			return nil, fmt.Errorf("%w journal %s stream %s: %w", ErrUnreadable, c.opts.Journal, s.ID, err)
+		}
+		streams[s.ID] = ss
+		return ss, nil
+	}
+	compared := map[string]bool{}
+	for _, sf := range c.sensorFeatures(j) {
+		f := c.info.byName[sf.name]
+		if f == nil {
+			c.errorf("journal.missing-feature", infoPath, loc{}, "the session's sensor data make feature %s, which the shard lacks", sf.name)
+			continue
+		}
+		compared[sf.name] = true
+		vals, ok := c.data.Values[sf.name]
+		if !ok {
+			continue // an unusable column, reported by the data check
+		}
+		var parts []*streamSamples
+		width := 0
+		empty := false
+		for _, part := range sf.parts {
+			ss, err := load(part.stream)
+			if err != nil {
+				return err
 			}
 			if len(ss.times) == 0 {
-				c.errorf("journal.sensor-value", "", loc{}, "feature %s: stream %s has no samples in the session", name, s.ID)
+				empty = true
+			}
+			parts = append(parts, ss)
+			width += ss.elems[part.field]
+		}
+		if empty {
+			c.errorf("journal.sensor-value", infoPath, loc{}, "feature %s: a stream it comes from has no samples in the session", sf.name)
+			continue
+		}
+		if width != f.width() {
+			c.errorf("journal.sensor-value", infoPath, loc{}, "feature %s has %d values per row, but its session fields have %d", sf.name, f.width(), width)
+			continue
+		}
+		want := make([]float64, width)
+		held := make([]int, len(parts))
+		for _, pe := range p.Episodes {
+			de := c.data.Episodes[int64(pe.Index)]
+			if de == nil || de.Rows != int64(pe.Length) {
 				continue
 			}
-			w := ss.elems[fi]
-			if w != f.width() {
-				c.errorf("journal.sensor-value", infoPath, loc{}, "feature %s has %d values per row, but field %s.%s has %d", name, f.width(), s.ID, fld.Name, w)
-				continue
-			}
-			for _, pe := range p.Episodes {
-				de := c.data.Episodes[int64(pe.Index)]
-				if de == nil || de.Rows != int64(pe.Length) {
-					continue
-				}
-				for k := 0; k < pe.Length; k++ {
-					T := plan.FrameTime(pe.Start, k, c.info.FPS)
+			for k := 0; k < pe.Length; k++ {
+				T := plan.FrameTime(pe.Start, k, c.info.FPS)
+				want = want[:0]
+				for pi, part := range sf.parts {
+					ss := parts[pi]
 					si := heldSample(ss.times, T)
-					r := de.FirstRow + int64(k)
-					for e := 0; e < w; e++ {
-						want := ss.fields[fi][si*w+e]
-						if f.Dtype == "float32" {
-							want = float64(float32(want))
-						}
-						got := vals[r*int64(w)+int64(e)]
-						if got != want {
-							c.errorf("journal.sensor-value", c.data.Files[c.data.RowFile[r]], epRow(int64(pe.Index), r),
-								"%s[%d] at frame %d (T=%d ns) is %v, want %v, sample %d of stream %s (t=%d ns)", name, e, k, T, got, want, si, s.ID, ss.times[si])
-							break
-						}
+					held[pi] = si
+					w := ss.elems[part.field]
+					want = append(want, ss.fields[part.field][si*w:(si+1)*w]...)
+				}
+				r := de.FirstRow + int64(k)
+				for e, x := range want {
+					if f.Dtype == "float32" {
+						x = float64(float32(x))
+					}
+					got := vals[r*int64(width)+int64(e)]
+					if got != x {
+						pi, pe2 := partOf(sf, parts, e)
+						ss := parts[pi]
+						c.errorf("journal.sensor-value", c.data.Files[c.data.RowFile[r]], epRow(int64(pe.Index), r),
+							"%s[%d] at frame %d (T=%d ns) is %v, want %v: %s.%s[%d] of sample %d (t=%d ns)",
+							sf.name, e, k, T, got, x, sf.parts[pi].stream.ID, sf.parts[pi].stream.Fields[sf.parts[pi].field].Name, pe2, held[pi], ss.times[held[pi]])
+						break
 					}
 				}
 			}
 		}
 	}
 	for _, f := range c.info.dataFeatures() {
-		if strings.HasPrefix(f.Name, "observation.") && !compared[f.Name] && !isDefaultFeature(f.Name) {
-			c.notef("journal.not-compared", infoPath, loc{}, "feature %s is not observation.<stream>.<field> of a sensor stream (a mapped feature?); its values were not compared with the session", f.Name)
+		if !compared[f.Name] && !isDefaultFeature(f.Name) {
+			c.notef("journal.not-compared", infoPath, loc{}, "feature %s comes from no sensor field of the session; its values were not compared", f.Name)
 		}
 	}
 	return nil
+}
+
+// partOf returns which part element e of a feature comes from and the
+// element's index within that part.
+func partOf(sf sensorFeature, parts []*streamSamples, e int) (int, int) {
+	for pi, part := range sf.parts {
+		w := parts[pi].elems[part.field]
+		if e < w {
+			return pi, e
+		}
+		e -= w
+	}
+	return len(parts) - 1, e
 }
 
 func isDefaultFeature(name string) bool {

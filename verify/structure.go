@@ -128,6 +128,7 @@ func (c *checker) checkStructure() error {
 	}
 	var nData, nEpisodes int
 	for _, f := range c.files {
+		c.checkChunkFile(f)
 		switch {
 		case f == infoPath || f == statsPath || f == tasksPath || f == reportPath:
 		case dataFileRe.MatchString(f):
@@ -161,6 +162,28 @@ func (c *checker) checkStructure() error {
 		c.errorf("layout.missing-file", "meta/episodes/chunk-000/file-000.parquet", loc{}, "no episodes metadata file")
 	}
 	return nil
+}
+
+// checkChunkFile checks that a chunk-CCC/file-FFF path steps as LeRobot's
+// update_chunk_file_indices does: a file index below chunks_size.
+func (c *checker) checkChunkFile(f string) {
+	if c.info == nil || c.info.ChunksSize <= 0 {
+		return
+	}
+	var m []string
+	switch {
+	case dataFileRe.MatchString(f):
+		m = dataFileRe.FindStringSubmatch(f)[1:]
+	case episodesFileRe.MatchString(f):
+		m = episodesFileRe.FindStringSubmatch(f)[1:]
+	case videoFileRe.MatchString(f):
+		m = videoFileRe.FindStringSubmatch(f)[2:]
+	default:
+		return
+	}
+	if file, _ := strconv.ParseInt(m[1], 10, 64); file >= c.info.ChunksSize {
+		c.errorf("layout.chunk-index", f, loc{}, "file index %d is not below chunks_size %d; LeRobot starts a new chunk instead", file, c.info.ChunksSize)
+	}
 }
 
 // readInfo parses meta/info.json and checks its keys and types. c.info stays

@@ -58,6 +58,7 @@ func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 	f.StringSliceVar(&o.Strict, "strict", nil, "turn irregularities into errors: backfill, stale, gaps (comma-separated)")
 	f.StringVar(&o.SpecFile, "task-spec", "", "apply this corrected task specification (re-export)")
 	f.BoolVar(&o.Replace, "replace", false, "replace an existing shard atomically")
+	f.BoolVar(&o.NoVideoReuse, "no-video-reuse", false, "encode every camera even when the replaced shard holds the same video")
 	f.StringVar(&o.Video.Codec, "vcodec", "av1", "video codec: av1 (libsvtav1) or h264 (libx264)")
 	f.IntVar(&o.Video.CRF, "crf", 0, "encoder CRF (default 30)")
 	f.StringVar(&o.Video.Preset, "preset", "", "encoder preset (default 12 for av1, veryfast for h264)")
@@ -128,6 +129,11 @@ func (o *ExportOptions) resolve() error {
 			return fmt.Errorf("--video-size %q: want WIDTHxHEIGHT, both even and positive", o.VideoSize)
 		}
 		o.Video.Width, o.Video.Height = wi, hi
+	}
+	switch o.Video.Codec {
+	case "av1", "h264":
+	default:
+		return fmt.Errorf("--vcodec %q: want av1 or h264", o.Video.Codec)
 	}
 	if o.FPS < 0 {
 		return fmt.Errorf("--fps %d: must be positive", o.FPS)
