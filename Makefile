@@ -41,11 +41,23 @@ vet: deps
 test: deps vet
 	CERES_NPM_DIR=$(abspath $(CACHE)/npm) $(GO) test -count=1 -timeout 40m ./...
 
+# demo: the main job on the embedded default (the contract's example
+# specification): synthesise a session with two cameras, export it to a
+# LeRobot shard, verify the shard against its journal.
 demo: build
+	rm -rf $(DEMO_DIR)
 	$(BIN) spec check taskspec/testdata/example.json
+	$(BIN) synth -o $(DEMO_DIR)/session --seed 1 --cameras 2
+	$(BIN) journal inspect $(DEMO_DIR)/session
+	$(BIN) export $(DEMO_DIR)/session -o $(DEMO_DIR)/shard
+	$(BIN) verify $(DEMO_DIR)/shard --journal $(DEMO_DIR)/session
+	@echo "demo shard: $(abspath $(DEMO_DIR)/shard)"
 
+# bench: every benchmark once; each reports its goal as a ratio against a
+# reference measured in the same run (ratio_* metrics).
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 90m ./... | tee $(CACHE)/bench.txt
+	@echo "== ratios"; grep -E 'ratio|fraction' $(CACHE)/bench.txt || true
 
 # fuzz runs every fuzz target for FUZZTIME each.
 FUZZTIME ?= 30s

@@ -2,8 +2,10 @@ package journal
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"os"
 	"testing"
 )
 
@@ -101,6 +103,58 @@ func FuzzDecodeSamples(f *testing.F) {
 		for i := 1; i < b.Len(); i++ {
 			if b.Times[i] < b.Times[i-1] {
 				t.Fatalf("times go backwards at %d", i)
+			}
+		}
+	})
+}
+
+// FuzzOpen opens arbitrary one-segment journals strictly and in salvage mode:
+// never a panic; an error is an *Error matching one sentinel, or the journal
+// reads and every indexed batch decodes through a cursor.
+func FuzzOpen(f *testing.F) {
+	f.Add(readSegment(f, writeSession(f, WriterOptions{}, standardSteps(f)), 1))
+	tiny, err := os.ReadFile("testdata/tiny-session/journal/000001.cjl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(tiny)
+	f.Add(tiny[:3000])
+	f.Fuzz(func(t *testing.T, seg []byte) {
+		dir := writeSegments(t, seg)
+		for _, opts := range []Options{{}, {Salvage: true}} {
+			j, err := Open(context.Background(), dir, opts)
+			if err != nil {
+				var fe *Error
+				if !errors.As(err, &fe) {
+					t.Fatalf("error %v is not an *Error", err)
+				}
+				matched := 0
+				for _, s := range []error{ErrCorrupt, ErrSegmentGap, ErrBadHeader, ErrInvalid, ErrSpec} {
+					if errors.Is(err, s) {
+						matched++
+					}
+				}
+				if matched != 1 {
+					t.Fatalf("error %v matches %d sentinels", err, matched)
+				}
+				continue
+			}
+			for _, s := range j.Info.Streams {
+				if s.Kind != KindSensor {
+					continue
+				}
+				c, err := j.Samples(s.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var n int64
+				for c.Next() {
+					n += int64(c.Batch().Len())
+				}
+				if c.Err() != nil || n != j.Report.Samples[s.ID].Samples {
+					t.Fatalf("stream %s: cursor read %d samples (%v), report says %d", s.ID, n, c.Err(), j.Report.Samples[s.ID].Samples)
+				}
+				c.Close()
 			}
 		}
 	})
