@@ -234,13 +234,15 @@ func (b *Builder) episodeStats(rows *EpisodeBatch, index, task, from int64, vide
 	n := rows.Len
 	if cap(b.defCols.Int64) < n {
 		b.defCols.Int64 = make([]int64, n)
-		b.defCols.Float32 = make([]float32, n)
+		b.defCols.Float64 = make([]float64, n)
 	}
-	ts, ints := b.defCols.Float32[:n], b.defCols.Int64[:n]
+	ts, ints := b.defCols.Float64[:n], b.defCols.Int64[:n]
 	for k := range ts {
-		ts[k] = float32(float64(k) / float64(b.opts.FPS))
+		// LeRobot computes timestamp stats on the episode buffer's Python
+		// floats k/fps (float64), before the column is cast to float32.
+		ts[k] = float64(k) / float64(b.opts.FPS)
 	}
-	out = append(out, columnStats(defaultFeatures[0], &ColumnData{Float32: ts}, n, &b.scratch))
+	out = append(out, columnStats(Feature{Dtype: DtypeFloat64, Shape: []int{1}}, &ColumnData{Float64: ts}, n, &b.scratch))
 	for _, gen := range []func(k int) int64{
 		func(k int) int64 { return int64(k) },
 		func(int) int64 { return index },

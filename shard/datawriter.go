@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -124,6 +127,9 @@ type DataWriterOptions struct {
 	FileSizeBytes int64
 	// ChunksSize is LeRobot's chunks_size (files per chunk); 0 means 1000.
 	ChunksSize int
+	// Workers is the number of goroutines encoding the columns of an
+	// episode; 0 means GOMAXPROCS. The output does not depend on it.
+	Workers int
 	// CreatedBy is the Parquet footer's created_by; "" means "ceres-export".
 	// Keep it free of timestamps and build ids: output must be deterministic.
 	CreatedBy string
@@ -164,10 +170,13 @@ type DataWriter struct {
 	err      error
 	closed   bool
 
-	values  []parquet.Value // scratch, reused across columns and episodes
-	i64     []int64         // scratch for generated int64 columns
-	f32     []float32       // scratch for the timestamp column
-	written []string        // relative paths of finished files
+	workers int
+	scratch [][]parquet.Value // per worker, reused across columns and episodes
+	ts      []float32         // generated timestamp column
+	defInts [4][]int64        // generated frame_index, episode_index, index, task_index
+	defCols [5]ColumnData
+	colData []*ColumnData
+	written []string // relative paths of finished files
 }
 
 // NewDataWriter returns a writer of data files under dir (a shard root) for
@@ -191,7 +200,11 @@ func NewDataWriter(dir string, features []Feature, opts DataWriterOptions) (*Dat
 	if opts.CreatedBy == "" {
 		opts.CreatedBy = defaultCreatedBy
 	}
-	w := &DataWriter{dir: dir, opts: opts, limit: int64(opts.FileSizeMB) * bytesPerMB}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	w := &DataWriter{dir: dir, opts: opts, limit: int64(opts.FileSizeMB) * bytesPerMB, workers: opts.Workers}
+	w.scratch = make([][]parquet.Value, opts.Workers)
 	if opts.FileSizeBytes > 0 {
 		w.limit = opts.FileSizeBytes
 	}
@@ -376,45 +389,36 @@ func (w *DataWriter) writeEpisode(episodeIndex, taskIndex int64, b *EpisodeBatch
 	if err := w.rotateIfNeeded(int64(b.Len)); err != nil {
 		return DataLocation{}, err
 	}
-	cws := w.pw.ColumnWriters()
-	nData := len(b.Columns)
-	for i := 0; i < nData; i++ {
-		if err := w.writeColumn(cws[i], w.columns[i], &b.Columns[i], b.Len); err != nil {
-			return DataLocation{}, fmt.Errorf("column %q: %w", w.columns[i].Name, err)
+	n := b.Len
+	// Default columns: timestamp, frame_index, episode_index, index, task_index.
+	if cap(w.ts) < n {
+		w.ts = make([]float32, n)
+		for j := range w.defInts {
+			w.defInts[j] = make([]int64, n)
 		}
 	}
-	// Default columns: timestamp, frame_index, episode_index, index, task_index.
-	n := b.Len
-	if cap(w.f32) < n {
-		w.f32 = make([]float32, n)
-		w.i64 = make([]int64, n)
-	}
-	ts, ints := w.f32[:n], w.i64[:n]
-	for k := range ts {
+	ts := w.ts[:n]
+	from := w.frames
+	frameIdx, epIdx, index, taskIdx := w.defInts[0][:n], w.defInts[1][:n], w.defInts[2][:n], w.defInts[3][:n]
+	for k := 0; k < n; k++ {
 		// LeRobot: timestamp = frame_index / fps (Python float), stored as float32.
 		ts[k] = float32(float64(k) / float64(w.opts.FPS))
+		frameIdx[k] = int64(k)
+		epIdx[k] = episodeIndex
+		index[k] = from + int64(k)
+		taskIdx[k] = taskIndex
 	}
-	base := nData
-	if err := w.writeColumn(cws[base], w.columns[base], &ColumnData{Float32: ts}, n); err != nil {
+	data := w.colData[:0]
+	for i := range b.Columns {
+		data = append(data, &b.Columns[i])
+	}
+	w.defCols = [5]ColumnData{{Float32: ts}, {Int64: frameIdx}, {Int64: epIdx}, {Int64: index}, {Int64: taskIdx}}
+	for i := range w.defCols {
+		data = append(data, &w.defCols[i])
+	}
+	w.colData = data
+	if err := w.writeColumns(data, n); err != nil {
 		return DataLocation{}, err
-	}
-	fill := func(col int, v func(k int) int64) error {
-		for k := range ints {
-			ints[k] = v(k)
-		}
-		return w.writeColumn(cws[col], w.columns[col], &ColumnData{Int64: ints}, n)
-	}
-	from := w.frames
-	gens := []func(k int) int64{
-		func(k int) int64 { return int64(k) },
-		func(int) int64 { return episodeIndex },
-		func(k int) int64 { return from + int64(k) },
-		func(int) int64 { return taskIndex },
-	}
-	for j, g := range gens {
-		if err := fill(base+1+j, g); err != nil {
-			return DataLocation{}, fmt.Errorf("column %q: %w", w.columns[base+1+j].Name, err)
-		}
 	}
 	if err := w.pw.Flush(); err != nil {
 		return DataLocation{}, err
@@ -453,6 +457,46 @@ func (w *DataWriter) rotateIfNeeded(frames int64) error {
 	w.pw = parquet.NewWriter(f, w.wopts...)
 	w.fileFrames, w.fileEps = 0, 0
 	w.opened = true
+	return nil
+}
+
+// writeColumns hands every column of one episode to its column writer,
+// spreading the columns over up to opts.Workers goroutines. Column writers
+// of one row group share no state (pages are buffered per column), so the
+// file is the same whatever the number of workers.
+func (w *DataWriter) writeColumns(data []*ColumnData, rows int) error {
+	cws := w.pw.ColumnWriters()
+	workers := min(w.workers, len(data))
+	if workers <= 1 {
+		for i, c := range data {
+			if err := w.writeColumn(cws[i], w.columns[i], c, rows, &w.scratch[0]); err != nil {
+				return fmt.Errorf("column %q: %w", w.columns[i].Name, err)
+			}
+		}
+		return nil
+	}
+	errs := make([]error, len(data))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < workers; g++ {
+		wg.Add(1)
+		go func(scratch *[]parquet.Value) {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(data) {
+					return
+				}
+				errs[i] = w.writeColumn(cws[i], w.columns[i], data[i], rows, scratch)
+			}
+		}(&w.scratch[g])
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("column %q: %w", w.columns[i].Name, err)
+		}
+	}
 	return nil
 }
 
@@ -510,15 +554,15 @@ func (w *DataWriter) Close() error {
 // allocated per row), and hands them to the column writer. Scalars keep
 // levels (0, 0); a vector row is n values with repetition level 0 then 1 and
 // definition level 1 (REQUIRED list, repeated group, REQUIRED element).
-func (w *DataWriter) writeColumn(cw *parquet.ColumnWriter, f Feature, c *ColumnData, rows int) error {
+func (w *DataWriter) writeColumn(cw *parquet.ColumnWriter, f Feature, c *ColumnData, rows int, scratch *[]parquet.Value) error {
 	width := f.width()
 	chunkRows := max(1, writeChunkValues/width)
-	if need := chunkRows * width; cap(w.values) < need {
-		w.values = make([]parquet.Value, need)
+	if need := chunkRows * width; cap(*scratch) < need {
+		*scratch = make([]parquet.Value, need)
 	}
 	for start := 0; start < rows; start += chunkRows {
 		end := min(start+chunkRows, rows)
-		vals := w.values[:(end-start)*width]
+		vals := (*scratch)[:(end-start)*width]
 		lo, hi := start*width, end*width
 		switch f.Dtype {
 		case DtypeFloat32:

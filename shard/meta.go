@@ -16,8 +16,11 @@ import (
 // pandasTasksMetadata is the "pandas" schema metadata pyarrow writes for
 // pd.DataFrame({"task_index": [...]}, index=pd.Index(tasks, name="task")):
 // without it pd.read_parquet returns a RangeIndex and the task strings are
-// lost (LeRobot's load_tasks relies on the "task" index).
-const pandasTasksMetadata = `{"index_columns": ["task"], "column_indexes": [{"name": null, "field_name": null, "pandas_type": "unicode", "numpy_type": "object", "metadata": {"encoding": "UTF-8"}}], "columns": [{"name": "task_index", "field_name": "task_index", "pandas_type": "int64", "numpy_type": "int64", "metadata": null}, {"name": "task", "field_name": "task", "pandas_type": "unicode", "numpy_type": "object", "metadata": null}], "creator": {"library": "pyarrow", "version": "25.0.0"}, "pandas_version": "2.3.3"}`
+// lost. The shape is pyarrow 26.0.1 / pandas 2.3.3's (the loader's versions).
+// LeRobot 0.4.4 itself writes the index unnamed (__index_level_0__); newer
+// LeRobot names it "task"; both load, as the lookups are positional or by
+// index value.
+const pandasTasksMetadata = `{"index_columns": ["task"], "column_indexes": [{"name": null, "field_name": null, "pandas_type": "unicode", "numpy_type": "object", "metadata": {"encoding": "UTF-8"}}], "columns": [{"name": "task_index", "field_name": "task_index", "pandas_type": "int64", "numpy_type": "int64", "metadata": null}, {"name": "task", "field_name": "task", "pandas_type": "unicode", "numpy_type": "object", "metadata": null}], "attributes": {}, "creator": {"library": "pyarrow", "version": "26.0.1"}, "pandas_version": "2.3.3"}`
 
 // writeFileSync writes data to path (creating parents) and fsyncs it.
 func writeFileSync(path string, data []byte) error {

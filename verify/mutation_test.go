@@ -340,6 +340,9 @@ func TestMutations(t *testing.T) {
 		{name: "video at the wrong fps", code: "video.fps", file: videoFile0, mutate: func(t *testing.T, s string) {
 			reencodeCamera(t, s, 15, func(w []episodeWindow) []videoTimes { return frameTimes(w, 30, nil) })
 		}},
+		{name: "video with an audio stream", code: "video.audio", file: videoFile0, mutate: func(t *testing.T, s string) {
+			addAudioStream(t, path(s, videoFile0))
+		}},
 		{name: "video file missing", code: "episodes.video-location", file: episodesFile, mutate: func(t *testing.T, s string) {
 			os.Remove(path(s, videoFile0))
 		}},

@@ -96,12 +96,15 @@ func FuzzReplaceNonFinite(f *testing.F) {
 // FuzzInfoJSON: verify reports any meta/info.json as findings, never a
 // panic, and a shard without data is never sound.
 func FuzzInfoJSON(f *testing.F) {
-	fx := goodShard(f)
-	good, err := os.ReadFile(filepath.Join(fx.shard, infoPath))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(good)
+	// No fixture here: every fuzz worker would export a session first.
+	f.Add([]byte(`{"codebase_version": "v3.0", "robot_type": null, "total_episodes": 1, "total_frames": 2,
+		"total_tasks": 1, "chunks_size": 1000, "data_files_size_in_mb": 100, "video_files_size_in_mb": 200,
+		"fps": 30, "splits": {"train": "0:1"}, "data_path": "` + dataPathTemplate + `", "video_path": "` + videoPathTemplate + `",
+		"features": {"observation.images.front": {"dtype": "video", "shape": [48, 64, 3], "names": ["height", "width", "channels"],
+		"info": {"video.codec": "h264", "video.fps": 30}}, "observation.x": {"dtype": "float32", "shape": [2], "names": ["a", "b"]},
+		"timestamp": {"dtype": "float32", "shape": [1], "names": null}, "frame_index": {"dtype": "int64", "shape": [1], "names": null},
+		"episode_index": {"dtype": "int64", "shape": [1], "names": null}, "index": {"dtype": "int64", "shape": [1], "names": null},
+		"task_index": {"dtype": "int64", "shape": [1], "names": null}}}`))
 	f.Add([]byte(`{"fps": 0, "features": {"timestamp": {"dtype": "video", "shape": [1]}}}`))
 	f.Add([]byte(`{"codebase_version": "v3.0", "fps": 30, "features": {"x": {"dtype": "float32", "shape": [2], "names": ["a"]}}}`))
 	f.Add([]byte(`[]`))
@@ -121,4 +124,34 @@ func FuzzInfoJSON(f *testing.F) {
 			t.Fatalf("a shard with only info.json is sound")
 		}
 	})
+}
+
+// TestQuickSkipsVideoAndStats: --quick neither decodes videos nor
+// recomputes statistics, but still checks everything else.
+func TestQuickSkipsVideoAndStats(t *testing.T) {
+	shard := copyShard(t)
+	reencodeCamera(t, shard, 15, func(w []episodeWindow) []videoTimes { return frameTimes(w, 30, nil) })
+	mutateJSON(t, filepath.Join(shard, statsPath), func(d map[string]any) {
+		d["observation.gripper.force"].(map[string]any)["max"] = []any{1e6}
+	})
+	mutateJSON(t, filepath.Join(shard, infoPath), func(d map[string]any) { d["total_frames"] = 1 })
+	res, err := Shard(context.Background(), shard, Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := res.Codes()
+	for _, c := range codes {
+		if c == "video.fps" || c == "stats.mismatch" {
+			t.Errorf("--quick reported %s", c)
+		}
+	}
+	// total_frames 1 also contradicts every stats count.
+	if len(codes) != 2 || codes[0] != "info.total-frames" || codes[1] != "stats.count" {
+		t.Errorf("codes %v, want [info.total-frames stats.count]", codes)
+	}
+	for _, c := range res.Checks {
+		if c == CheckVideo {
+			t.Errorf("--quick ran the video check")
+		}
+	}
 }

@@ -64,7 +64,7 @@ func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Video.Preset, "preset", "", "encoder preset (default 12 for av1, veryfast for h264)")
 	f.IntVar(&o.Video.G, "g", 0, "GOP size (default 2)")
 	f.StringVar(&o.VideoSize, "video-size", "", "output WIDTHxHEIGHT (default: the source's, even-rounded)")
-	f.IntVar(&o.Video.Concurrency, "camera-jobs", 1, "cameras encoded at once")
+	f.IntVar(&o.Video.Concurrency, "camera-jobs", 0, "cameras encoded at once (default: one per CPU core)")
 	f.IntVar(&o.Video.Threads, "encoder-threads", 0, "threads per encoder (default: the encoder's choice)")
 	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")

@@ -63,6 +63,8 @@ for _, ep in eps.iterrows():
         # lerobot 0.4.4 squares uint8 batches in uint8 (overflow, std 0); the
         # shard computes in float64 as newer lerobot does, so compare to that.
         buf[key] = col.astype(np.int64 if ft["dtype"] == "uint8" else ft["dtype"])
+    # LeRobot's episode buffer holds timestamps as Python floats k/fps.
+    buf["timestamp"] = rows["frame_index"].to_numpy() / meta.fps
     want = compute_episode_stats(buf, {k: features[k] for k in buf})
     ep_stats_list.append(want)
     for key, st in want.items():

@@ -23,13 +23,13 @@ want="$( { "$python" -c 'import sys; print(sys.version)'; cat "$req"; } | sha256
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python" ]; then
 	echo "conformance venv: up to date ($venv)" >&2
 else
-	echo "conformance venv: creating $venv from $req" >&2
+	echo "conformance venv: creating $venv from $req (downloads about 4.1 GB from PyPI, mostly torch and its CUDA runtime wheels)" >&2
 	rm -rf "$venv"
 	mkdir -p "$(dirname "$venv")"
 	"$python" -m venv "$venv"
 	# --no-deps: requirements.txt is the complete, resolved set (see its header);
 	# resolving lerobot's own dependency list would add GBs of unused packages.
-	"$venv/bin/pip" install --disable-pip-version-check --no-input --progress-bar off \
+	"$venv/bin/pip" install --quiet --disable-pip-version-check --no-input --progress-bar off \
 		--no-deps -r "$req" >&2
 	echo "conformance venv: installed in $(( $(date +%s) - start ))s, $(du -sh "$venv" | cut -f1)" >&2
 	# Prove the pieces the check relies on import before stamping the venv.
