@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 )
 
 // ErrNoEpisodes is returned by Finish when no episode was written: LeRobot
@@ -34,6 +36,9 @@ type Options struct {
 	// CreatedBy is the Parquet created_by; "" means "ceres-export". It must
 	// be deterministic (no build time or commit of a dirty tree).
 	CreatedBy string
+	// Workers is the number of goroutines encoding columns and computing
+	// statistics; 0 means GOMAXPROCS. The output does not depend on it.
+	Workers int
 	// QuantileAggregation combines per-episode quantiles into stats.json;
 	// the zero value is lerobot 0.4.4's count-weighted mean.
 	QuantileAggregation QuantileAggregation
@@ -85,9 +90,11 @@ type Builder struct {
 	taskIdx  map[string]int64
 	episodes []episodeRecord
 	total    []Stats // running aggregate per stats feature
-	scratch  statsScratch
+	workers  int
+	scratch  []statsScratch // one per worker
 	specs    map[string]bool
-	defCols  ColumnData // scratch for default-column stats
+	defTS    []float64  // timestamp values for stats
+	defInts  [4][]int64 // frame_index, episode_index, index, task_index values for stats
 	err      error
 	finished bool
 }
@@ -111,15 +118,16 @@ func NewBuilder(dir string, features []Feature, opts Options) (*Builder, error) 
 	}
 	dw, err := NewDataWriter(dir, features, DataWriterOptions{
 		FPS: opts.FPS, FileSizeMB: opts.DataFileSizeMB, FileSizeBytes: opts.DataFileSizeBytes,
-		ChunksSize: opts.ChunksSize, CreatedBy: opts.CreatedBy,
+		ChunksSize: opts.ChunksSize, CreatedBy: opts.CreatedBy, Workers: opts.Workers,
 	})
 	if err != nil {
 		return nil, err
 	}
 	b := &Builder{
 		dir: dir, opts: opts, features: append([]Feature(nil), features...), data: dw,
-		taskIdx: map[string]int64{}, specs: map[string]bool{},
+		taskIdx: map[string]int64{}, specs: map[string]bool{}, workers: dw.workers,
 	}
+	b.scratch = make([]statsScratch, b.workers)
 	for _, f := range features {
 		switch {
 		case f.Dtype == DtypeVideo:
@@ -137,6 +145,17 @@ func NewBuilder(dir string, features []Feature, opts Options) (*Builder, error) 
 
 // NewBatch returns an empty batch shaped for this builder's data features.
 func (b *Builder) NewBatch(capacity int) *EpisodeBatch { return NewEpisodeBatch(b.features, capacity) }
+
+// ColumnIndex returns the index in EpisodeBatch.Columns of the data feature
+// name, or -1 when there is none (unknown name or a video feature).
+func (b *Builder) ColumnIndex(name string) int {
+	for i, f := range b.dataCols {
+		if f.Name == name {
+			return i
+		}
+	}
+	return -1
+}
 
 // AddTask returns the task_index of text, adding it if new. Indices are
 // given in order of first appearance.
@@ -217,43 +236,67 @@ func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeBatch) error {
 // episodeStats computes the stats of every stats feature for one episode,
 // in b.statsFts order.
 func (b *Builder) episodeStats(rows *EpisodeBatch, index, task, from int64, videos []VideoSegment) []Stats {
-	out := make([]Stats, 0, len(b.statsFts))
-	di, vi := 0, 0
+	type job struct {
+		f Feature
+		c *ColumnData
+	}
+	out := make([]Stats, len(b.statsFts))
+	jobs := make([]job, len(b.statsFts)) // zero job: video stats handed in
+	di, vi, si := 0, 0, 0
 	for _, f := range b.features {
 		switch {
 		case f.Dtype == DtypeVideo:
-			out = append(out, videos[vi].Stats)
+			out[si] = videos[vi].Stats
 			vi++
+			si++
 		case f.hasStats():
-			out = append(out, columnStats(f, &rows.Columns[di], rows.Len, &b.scratch))
+			jobs[si] = job{f, &rows.Columns[di]}
 			di++
+			si++
 		default:
 			di++
 		}
 	}
 	n := rows.Len
-	if cap(b.defCols.Int64) < n {
-		b.defCols.Int64 = make([]int64, n)
-		b.defCols.Float64 = make([]float64, n)
+	if cap(b.defTS) < n {
+		b.defTS = make([]float64, n)
+		for j := range b.defInts {
+			b.defInts[j] = make([]int64, n)
+		}
 	}
-	ts, ints := b.defCols.Float64[:n], b.defCols.Int64[:n]
-	for k := range ts {
+	ts := b.defTS[:n]
+	frameIdx, epIdx, idx, taskIdx := b.defInts[0][:n], b.defInts[1][:n], b.defInts[2][:n], b.defInts[3][:n]
+	for k := 0; k < n; k++ {
 		// LeRobot computes timestamp stats on the episode buffer's Python
 		// floats k/fps (float64), before the column is cast to float32.
 		ts[k] = float64(k) / float64(b.opts.FPS)
+		frameIdx[k], epIdx[k], idx[k], taskIdx[k] = int64(k), index, from+int64(k), task
 	}
-	out = append(out, columnStats(Feature{Dtype: DtypeFloat64, Shape: []int{1}}, &ColumnData{Float64: ts}, n, &b.scratch))
-	for _, gen := range []func(k int) int64{
-		func(k int) int64 { return int64(k) },
-		func(int) int64 { return index },
-		func(k int) int64 { return from + int64(k) },
-		func(int) int64 { return task },
-	} {
-		for k := range ints {
-			ints[k] = gen(k)
-		}
-		out = append(out, columnStats(defaultFeatures[1], &ColumnData{Int64: ints}, n, &b.scratch))
+	i64 := Feature{Dtype: DtypeInt64, Shape: []int{1}}
+	jobs[si] = job{Feature{Dtype: DtypeFloat64, Shape: []int{1}}, &ColumnData{Float64: ts}}
+	for j := range b.defInts {
+		jobs[si+1+j] = job{i64, &ColumnData{Int64: b.defInts[j][:n]}}
 	}
+
+	workers := min(b.workers, len(jobs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < workers; g++ {
+		wg.Add(1)
+		go func(scratch *statsScratch) {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) {
+					return
+				}
+				if jobs[i].c != nil {
+					out[i] = columnStats(jobs[i].f, jobs[i].c, n, scratch)
+				}
+			}
+		}(&b.scratch[g])
+	}
+	wg.Wait()
 	return out
 }
 

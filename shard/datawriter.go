@@ -154,7 +154,6 @@ type DataWriter struct {
 	opts    DataWriterOptions
 	limit   int64
 	columns []Feature // data columns in file order: caller features, then defaults
-	schema  *parquet.Schema
 	wopts   []parquet.WriterOption
 
 	file       *os.File
@@ -163,7 +162,6 @@ type DataWriter struct {
 	fileIdx    int
 	fileFrames int64
 	fileEps    int
-	opened     bool // a file has been started (chunk/fileIdx are its indices)
 
 	episodes int64
 	frames   int64
@@ -210,7 +208,7 @@ func NewDataWriter(dir string, features []Feature, opts DataWriterOptions) (*Dat
 	}
 	w.columns = dataColumns(features)
 	var err error
-	w.schema, w.wopts, err = dataFileLayout(w.columns, w.columns, opts.CreatedBy)
+	_, w.wopts, err = dataFileLayout(w.columns, w.columns, opts.CreatedBy)
 	if err != nil {
 		return nil, err
 	}
@@ -456,7 +454,6 @@ func (w *DataWriter) rotateIfNeeded(frames int64) error {
 	w.file = f
 	w.pw = parquet.NewWriter(f, w.wopts...)
 	w.fileFrames, w.fileEps = 0, 0
-	w.opened = true
 	return nil
 }
 

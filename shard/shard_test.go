@@ -656,6 +656,9 @@ func TestWriterErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if b.ColumnIndex("observation.mode") != 7 || b.ColumnIndex("observation.images.front") != -1 || b.ColumnIndex("nope") != -1 {
+		t.Error("ColumnIndex")
+	}
 	batch := b.NewBatch(4)
 	fillFixtureBatch(batch, 0, 3)
 	good := EpisodeMeta{Task: "t", Videos: map[string]VideoSegment{"observation.images.front": {Stats: fixtureVideoStats(0)}}}
@@ -719,5 +722,31 @@ func TestWriterErrors(t *testing.T) {
 	}
 	if err := empty.Finish(nil); !errors.Is(err, ErrNoEpisodes) {
 		t.Errorf("Finish without episodes: %v", err)
+	}
+}
+
+// TestWorkersDoNotChangeOutput writes the same episodes with one and with
+// several encoding goroutines and compares the data file bytes.
+func TestWorkersDoNotChangeOutput(t *testing.T) {
+	d := makeBenchData()
+	var files []string
+	for _, workers := range []int{1, 3} {
+		dir := t.TempDir()
+		w, err := NewDataWriter(dir, benchFeatures, DataWriterOptions{FPS: benchFPS, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for e, b := range d.batches[:2] {
+			if _, err := w.WriteEpisode(int64(e), 0, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, readFile(t, filepath.Join(dir, "data/chunk-000/file-000.parquet")))
+	}
+	if files[0] != files[1] {
+		t.Error("data file differs between 1 and 3 workers")
 	}
 }

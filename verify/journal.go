@@ -2,7 +2,6 @@ package verify
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 	"os"
@@ -400,7 +399,7 @@ func (c *checker) compareVideo(j *journal.Journal, p *plan.Plan) error {
 			if err != nil && c.ctx.Err() != nil {
 				return c.ctx.Err()
 			}
-			if err != nil && !errors.Is(err, errStop) {
+			if err != nil {
 				c.notef("journal.media", "session:"+m.Path, loc{}, "decoding stopped: %v (frames before it are used)", err)
 			}
 		}
@@ -439,8 +438,6 @@ func (c *checker) compareVideo(j *journal.Journal, p *plan.Plan) error {
 	}
 	return nil
 }
-
-var errStop = errors.New("stop")
 
 // nearestFrame returns the frame whose time is nearest to T, the earlier on
 // a tie. frames are in increasing time.

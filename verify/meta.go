@@ -274,7 +274,7 @@ func (c *checker) checkEpisodesAgainstData() {
 			c.errorf("episodes.data-location", er.File, ep(epi), "data/chunk_index, data/file_index are %d, %d, but the rows are in %s", er.DataChunk, er.DataFile, de.File)
 		}
 		if c.tasks != nil {
-			for ti := range de.Tasks {
+			for _, ti := range sortedTasks(de.Tasks) {
 				if ti < 0 || ti >= int64(len(c.tasks)) {
 					continue
 				}

@@ -113,7 +113,7 @@ func (c *checker) checkProvenance() error {
 		}
 		if c.data != nil && c.tasks != nil {
 			if de := c.data.Episodes[epi]; de != nil {
-				for ti := range de.Tasks {
+				for _, ti := range sortedTasks(de.Tasks) {
 					if ti >= 0 && ti < int64(len(c.tasks)) && c.tasks[ti] != task.Instructions {
 						c.errorf("ceres.task-string", er.File, ep(epi), "the rows' task_index %d is %q, want %q, the instructions of task %q", ti, c.tasks[ti], task.Instructions, id)
 					}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -256,8 +257,14 @@ func (c *checker) readInfo() {
 	} else if m, isMap := v.(map[string]any); !isMap {
 		c.errorf("info.key-type", infoPath, loc{}, "splits is %s, want an object of strings", jsonText(v))
 	} else {
-		for k, sv := range m {
-			if _, isStr := sv.(string); !isStr {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if _, isStr := m[k].(string); !isStr {
+				sv := m[k]
 				c.errorf("info.key-type", infoPath, loc{}, "splits[%q] is %s, want a string", k, jsonText(sv))
 			}
 		}

@@ -155,3 +155,33 @@ func TestQuickSkipsVideoAndStats(t *testing.T) {
 		}
 	}
 }
+
+// TestDeterministicFindings: the same shard gives the same findings, in
+// the same order, every run.
+func TestDeterministicFindings(t *testing.T) {
+	fx := goodShard(t)
+	shard := copyShard(t)
+	mutateParquet(t, filepath.Join(shard, "data/chunk-000/file-000.parquet"), func(m *mtable) {
+		m.dropRow(3)
+		m.mapInt64("task_index", func(i int, v int64) int64 { return v + int64(i%2) })
+	})
+	var first []byte
+	for i := 0; i < 3; i++ {
+		res, err := Shard(context.Background(), shard, Options{Journal: fx.session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Sound {
+			t.Fatal("a damaged shard is sound")
+		}
+		if i == 0 {
+			first = b
+		} else if !bytes.Equal(b, first) {
+			t.Fatalf("run %d differs:\n%s\nfirst:\n%s", i, b, first)
+		}
+	}
+}

@@ -32,7 +32,12 @@
 //	            the session
 //
 // Every problem is a Finding with a stable Code ("data.index-gap"), so that CI
-// can tell one from another.
+// can tell one from another. A code's prefix names what it is about: layout,
+// info (meta/info.json), data, episodes (meta/episodes), tasks, stats, video,
+// spec (stored specifications), ceres (the ceres/* columns) and journal (the
+// comparison with the session). Errors make a shard unsound; warnings
+// (a row group holding more than one episode, an unexpected file) and notes
+// (what could not be compared) do not.
 package verify
 
 import (

@@ -45,7 +45,6 @@ func plane(f *astiav.Frame, i, rows int) ([]byte, int) {
 	return unsafe.Slice((*byte)(unsafe.Pointer(p)), ls*rows), ls
 }
 
-
 // frameColors returns the frame's colour space, primaries and transfer
 // characteristic as FFmpeg enum values (go-astiav v0.16 has no getters).
 func frameColors(f *astiav.Frame) (cs, prim, trc int) {

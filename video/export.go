@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"os"
 	"strconv"
+	"sync"
 
 	"github.com/asticode/go-astiav"
 )
@@ -124,9 +125,10 @@ type SourceReport struct {
 	FirstPTS, LastPTS int64
 	// Size of the file and BytesRead up to the end of the last packet read.
 	Size, BytesRead int64
-	// Truncated is true when the demuxer or decoder stopped on an error
-	// (a file cut short); Err says where. A WebM cut exactly between
-	// clusters cannot be told from a complete live recording.
+	// Truncated is true when the demuxer or decoder stopped on an error,
+	// or more than 64 bytes follow the last whole packet (a file cut
+	// short); Err says where. A WebM cut exactly between blocks cannot be
+	// told from a complete live recording.
 	Truncated bool
 	Err       string
 	// Dropped counts frames ignored because their journal time did not
@@ -147,6 +149,10 @@ type CameraResult struct {
 	// Info is the feature's info block for meta/info.json.
 	Info map[string]any
 }
+
+// maxTrailingBytes is how many bytes may follow the last packet of a
+// complete file (block headers, end elements) before the file counts as cut.
+const maxTrailingBytes = 64
 
 // heldFrame is a decoded source frame kept for selection.
 type heldFrame struct {
@@ -247,6 +253,13 @@ func (c *sourceCursor) finishFile() {
 		rep.Truncated, rep.Err = true, d.readErr.Error()
 	case d.decodeErr != nil:
 		rep.Truncated, rep.Err = true, d.decodeErr.Error()
+	case rep.Size-rep.BytesRead > maxTrailingBytes:
+		// FFmpeg's Matroska demuxer ends a cut file with a plain EOF (it
+		// only logs "File ended prematurely"); bytes left after the last
+		// packet are the evidence.
+		rep.Truncated = true
+		rep.Err = fmt.Sprintf("%s: %d bytes after the last whole packet (ends at byte %d): file cut short",
+			rep.Path, rep.Size-rep.BytesRead, rep.BytesRead)
 	}
 	d.close()
 	c.dec = nil
@@ -263,13 +276,72 @@ func (c *sourceCursor) close() {
 	}
 }
 
+// prefetcher runs a sourceCursor on its own goroutine, a few frames ahead,
+// so that decoding overlaps encoding. At most depth frames wait in the
+// channel.
+type prefetcher struct {
+	c    *sourceCursor
+	ch   chan prefetched
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+type prefetched struct {
+	h   *heldFrame
+	err error
+}
+
+func startPrefetch(c *sourceCursor, depth int) *prefetcher {
+	p := &prefetcher{c: c, ch: make(chan prefetched, depth), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		defer close(p.ch)
+		for {
+			h, err := c.next()
+			select {
+			case p.ch <- prefetched{h, err}:
+			case <-p.stop:
+				h.free()
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// next returns the next source frame, or io.EOF after the last.
+func (p *prefetcher) next() (*heldFrame, error) {
+	r, ok := <-p.ch
+	if !ok {
+		return nil, io.EOF
+	}
+	return r.h, r.err
+}
+
+// close stops the goroutine, frees what it decoded ahead and closes the
+// cursor; the cursor's reports are safe to read afterwards.
+func (p *prefetcher) close() {
+	p.once.Do(func() {
+		close(p.stop)
+		for r := range p.ch {
+			r.h.free()
+		}
+		<-p.done
+		p.c.close()
+	})
+}
+
 // exporter holds the state of one ExportCamera call.
 type exporter struct {
 	opts    ExportOptions
 	enc     EncoderOptions
 	spec    encoderSpec
 	w, h    int
-	src     *sourceCursor
+	src     *prefetcher
 	prev    *heldFrame
 	next    *heldFrame
 	started bool
@@ -278,8 +350,7 @@ type exporter struct {
 	convSeq int
 	sws     *astiav.SoftwareScaleContext
 	swsKey  [3]int
-	rgbSws  *astiav.SoftwareScaleContext
-	rgb     *astiav.Frame
+	bt709   bool // the source's matrix, for the stats' RGB
 
 	out          *outputFile
 	chunk, file  int
@@ -339,7 +410,8 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 		}
 		x.total += len(ep.Times)
 	}
-	x.src = newSourceCursor(sources, opts.DecoderThreads)
+	cursor := newSourceCursor(sources, opts.DecoderThreads)
+	x.src = startPrefetch(cursor, 2)
 	defer x.release()
 
 	// The output size comes from the first source frame.
@@ -386,7 +458,7 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 		return res, err
 	}
 	x.src.close()
-	res.Sources = x.src.reports
+	res.Sources = cursor.reports
 	return res, nil
 }
 
@@ -398,6 +470,7 @@ func (x *exporter) encoderSpec(first *astiav.Frame) encoderSpec {
 	opts := x.enc.codecOptions()
 	opts["color_range"] = strconv.Itoa(int(astiav.ColorRangeMpeg))
 	cs, prim, trc := frameColors(first)
+	x.bt709 = cs == int(astiav.ColorSpaceBt709)
 	if cs != int(astiav.ColorSpaceUnspecified) {
 		opts["colorspace"] = strconv.Itoa(cs)
 	}
@@ -585,28 +658,49 @@ func (x *exporter) convert(h *heldFrame) error {
 	return nil
 }
 
-// sample adds x.conv, as RGB, to the episode's statistics.
+// sample adds x.conv to the episode's statistics. Only the pixels
+// LeRobot's stride keeps are converted to RGB (BT.601 limited range, or
+// BT.709 when the source says so), in integer arithmetic: converting the
+// whole picture would cost as much as a tenth of an x264 encode.
 func (x *exporter) sample(acc *imageAccumulator) error {
-	if x.rgbSws == nil {
-		s, err := astiav.CreateSoftwareScaleContext(x.w, x.h, astiav.PixelFormatYuv420P, x.w, x.h, astiav.PixelFormatRgb24,
-			astiav.NewSoftwareScaleContextFlags(astiav.SoftwareScaleContextFlagBicubic))
-		if err != nil {
-			return err
+	w, h := x.w, x.h
+	yp, yls := plane(x.conv, 0, h)
+	up, cls := plane(x.conv, 1, (h+1)/2)
+	vp, _ := plane(x.conv, 2, (h+1)/2)
+	if yp == nil || up == nil || vp == nil {
+		return errors.New("frame has no planes")
+	}
+	// Coefficients ×256: R = cy·Y' + crv·V', G = cy·Y' − cgu·U' − cgv·V',
+	// B = cy·Y' + cbu·U'.
+	cy, crv, cgu, cgv, cbu := 298, 409, 100, 208, 516
+	if x.bt709 {
+		cy, crv, cgu, cgv, cbu = 298, 459, 55, 136, 541
+	}
+	stride := statsStride(w, h)
+	clamp := func(v int) byte {
+		v = (v + 128) >> 8
+		if v < 0 {
+			return 0
 		}
-		x.rgbSws = s
-		x.rgb = astiav.AllocFrame()
-		x.rgb.SetWidth(x.w)
-		x.rgb.SetHeight(x.h)
-		x.rgb.SetPixelFormat(astiav.PixelFormatRgb24)
-		if err := x.rgb.AllocBuffer(0); err != nil {
-			return err
+		if v > 255 {
+			return 255
+		}
+		return byte(v)
+	}
+	for yy := 0; yy < h; yy += stride {
+		yr := yp[yy*yls:]
+		ur := up[(yy/2)*cls:]
+		vr := vp[(yy/2)*cls:]
+		for xx := 0; xx < w; xx += stride {
+			l := cy * (int(yr[xx]) - 16)
+			u := int(ur[xx/2]) - 128
+			v := int(vr[xx/2]) - 128
+			acc.counts[0][clamp(l+crv*v)]++
+			acc.counts[1][clamp(l-cgu*u-cgv*v)]++
+			acc.counts[2][clamp(l+cbu*u)]++
 		}
 	}
-	if err := x.rgbSws.ScaleFrame(x.conv, x.rgb); err != nil {
-		return err
-	}
-	pix, ls := plane(x.rgb, 0, x.h)
-	acc.addRGB(pix, ls, x.w, x.h, statsStride(x.w, x.h))
+	acc.frames++
 	return nil
 }
 
@@ -674,12 +768,6 @@ func (x *exporter) release() {
 	}
 	if x.sws != nil {
 		x.sws.Free()
-	}
-	if x.rgbSws != nil {
-		x.rgbSws.Free()
-	}
-	if x.rgb != nil {
-		x.rgb.Free()
 	}
 	x.src.close()
 }

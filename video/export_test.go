@@ -357,7 +357,7 @@ func checkFaststart(t *testing.T, path string) {
 
 func TestExportRotation(t *testing.T) {
 	cams := cameraFixtures(t)
-	cam := cams[2] // VP9, one file
+	cam := cams[1] // VP9, one file
 	dir := t.TempDir()
 	const fps = 30
 	episodes := testEpisodes(fps)
@@ -452,5 +452,65 @@ func TestExportRejectsBadInput(t *testing.T) {
 				t.Log(err)
 			}
 		})
+	}
+}
+
+func TestExportDeterministic(t *testing.T) {
+	cams := cameraFixtures(t)
+	episodes := testEpisodes(30)
+	for _, codec := range []string{EncoderSVTAV1, EncoderX264} {
+		var outs [2][]byte
+		for i := range outs {
+			path := filepath.Join(t.TempDir(), "out.mp4")
+			_, err := ExportCamera(context.Background(), cams[2].sources(), episodes, ExportOptions{
+				FPS: 30, Encoder: EncoderOptions{Codec: codec, Threads: 2},
+				FilePath: func(int, int) string { return path },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if outs[i], err = os.ReadFile(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if string(outs[0]) != string(outs[1]) {
+			t.Errorf("%s: two exports differ (%d vs %d bytes)", codec, len(outs[0]), len(outs[1]))
+		}
+	}
+}
+
+func TestFeatureInfo(t *testing.T) {
+	m, err := FeatureInfo(320, 240, 30, EncoderOptions{}, InfoLeRobot044)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"video.height": 240, "video.width": 320, "video.codec": "av1", "video.pix_fmt": "yuv420p",
+		"video.is_depth_map": false, "video.fps": 30, "video.channels": 3, "has_audio": false}
+	if fmt.Sprint(m) != fmt.Sprint(want) {
+		t.Errorf("0.4.4 info %v, want %v", m, want)
+	}
+	m, err = FeatureInfo(320, 240, 30, EncoderOptions{Codec: EncoderX264, CRF: 23}, InfoWithEncoder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]any{"video.height": 240, "video.width": 320, "video.codec": "h264", "video.pix_fmt": "yuv420p",
+		"is_depth_map": false, "video.fps": 30, "video.channels": 3, "has_audio": false,
+		"video.g": 2, "video.crf": 23, "video.preset": "veryfast", "video.fast_decode": 0,
+		"video.video_backend": "pyav", "video.extra_options": map[string]any{}}
+	if fmt.Sprint(m) != fmt.Sprint(want) {
+		t.Errorf("encoder info %v, want %v", m, want)
+	}
+	m, _ = FeatureInfo(320, 240, 30, EncoderOptions{}, InfoWithEncoder)
+	if m["video.preset"] != 12 {
+		t.Errorf("svt preset %v (%T), want int 12", m["video.preset"], m["video.preset"])
+	}
+}
+
+func TestFrameTimes(t *testing.T) {
+	got := FrameTimes(1000, 4, 30)
+	// round(k·1e9/30): 0, 33333333.3→33333333, 66666666.7→66666667, 1e8.
+	want := []int64{1000, 1000 + 33333333, 1000 + 66666667, 1000 + 100000000}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("FrameTimes = %v, want %v", got, want)
 	}
 }

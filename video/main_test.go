@@ -12,8 +12,10 @@ func TestMain(m *testing.M) {
 	astiav.SetLogLevel(astiav.LogLevelQuiet)
 	os.Setenv("SVT_LOG", "1")
 	code := m.Run()
-	if fixturesDir != "" {
-		os.RemoveAll(fixturesDir)
+	for _, dir := range []string{fixturesDir, benchData.dir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }

@@ -230,9 +230,14 @@ func (o *outputFile) free() {
 	if o.enc != nil {
 		if o.opened && !o.flushed {
 			// SVT-AV1 (FFmpeg 5.1) hangs in avcodec_free_context unless it
-			// was sent end-of-stream: flush and discard.
+			// was sent end-of-stream, and hangs on end-of-stream when it
+			// never had a frame: feed one black frame, flush, discard.
 			o.flushed = true
-			if o.enc.SendFrame(nil) == nil {
+			ok := true
+			if o.sent == 0 {
+				ok = o.sendBlack()
+			}
+			if ok && o.enc.SendFrame(nil) == nil {
 				pkt := astiav.AllocPacket()
 				for o.enc.ReceivePacket(pkt) == nil {
 					pkt.Unref()
@@ -251,4 +256,18 @@ func (o *outputFile) free() {
 		o.fc.Free()
 		o.fc = nil
 	}
+}
+
+// sendBlack sends one black frame (see free).
+func (o *outputFile) sendBlack() bool {
+	f := astiav.AllocFrame()
+	defer f.Free()
+	f.SetWidth(o.spec.width)
+	f.SetHeight(o.spec.height)
+	f.SetPixelFormat(astiav.PixelFormatYuv420P)
+	f.SetPts(0)
+	if f.AllocBuffer(0) != nil || f.ImageFillBlack() != nil {
+		return false
+	}
+	return o.enc.SendFrame(f) == nil
 }

@@ -9,7 +9,7 @@ import (
 // channel, values in 0..1 (stats.json and the stats/* episode columns store
 // each as shape (3,1,1)). Count is the number of sampled frames.
 type ImageStats struct {
-	Min, Max, Mean, Std [3]float64
+	Min, Max, Mean, Std     [3]float64
 	Q01, Q10, Q50, Q90, Q99 [3]float64
 	Count                   int64
 }

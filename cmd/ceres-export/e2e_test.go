@@ -196,6 +196,9 @@ func TestE2EKillDuringReexport(t *testing.T) {
 		time.Sleep(took * time.Duration(i) / moments * 5 / 4)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
+		if _, errOut, code := run(t, "verify", dest, "--quick"); code != 0 {
+			t.Fatalf("kill %d: verify of the destination: exit %d\n%s", i, code, errOut)
+		}
 		got := digest(t, dest)
 		switch {
 		case sameFiles(got, old):
@@ -227,6 +230,9 @@ func TestE2EKillDuringReexport(t *testing.T) {
 		}
 	}
 	t.Logf("%d kills left the old shard, %d the new one (re-export takes %v)", sawOld, sawNew, took)
+	if out, _, code := run(t, "verify", filepath.Join(work, "run", "shard"), "--journal", session); code != 0 {
+		t.Errorf("full verify of the final shard against its journal: exit %d\n%s", code, out)
+	}
 	if sawOld == 0 {
 		t.Error("no kill landed before the commit; the moments are badly spread")
 	}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ceres-robotics/ceres-export/video"
 )
 
 // Exit codes, shared by every subcommand and listed in README.md.
@@ -99,6 +101,9 @@ func newRootCmd(s streams) *cobra.Command {
 		Short:         "Export CERES capture sessions as LeRobot datasets",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRun: func(*cobra.Command, []string) {
+			video.SetLibraryLogging(*s.verbose)
+		},
 	}
 	root.PersistentFlags().BoolVarP(s.verbose, "verbose", "v", false, "log debug detail to stderr")
 	root.SetOut(s.Out)

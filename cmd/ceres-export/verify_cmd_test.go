@@ -7,52 +7,42 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/export"
 	"github.com/ceres-robotics/ceres-export/synth"
 )
 
-var (
-	verifyFixtureOnce    sync.Once
-	verifyFixtureSession string
-	verifyFixtureShard   string
-	verifyFixtureErr     error
-)
-
-// verifyFixture exports a tiny synthetic session once and returns a fresh
-// copy of the shard (tests may damage it) and the session.
+// verifyFixture exports a tiny synthetic session into a temporary directory
+// of t and returns the session and the shard.
 func verifyFixture(t *testing.T) (shard, session string) {
 	t.Helper()
-	verifyFixtureOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "verify-cmd-")
-		if err != nil {
-			verifyFixtureErr = err
-			return
-		}
-		verifyFixtureSession = filepath.Join(dir, "session")
-		verifyFixtureShard = filepath.Join(dir, "shard")
-		ctx := context.Background()
-		if _, err := synth.Write(ctx, verifyFixtureSession, synth.Options{Seed: 3, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48}); err != nil {
-			verifyFixtureErr = err
-			return
-		}
-		_, verifyFixtureErr = export.Export(ctx, verifyFixtureSession, verifyFixtureShard, export.Options{Video: export.VideoOptions{Codec: "h264"}})
-	})
-	if verifyFixtureErr != nil {
-		t.Fatalf("fixture: %v", verifyFixtureErr)
-	}
-	shard = filepath.Join(t.TempDir(), "shard")
-	if err := os.CopyFS(shard, os.DirFS(verifyFixtureShard)); err != nil {
+	dir := t.TempDir()
+	session = filepath.Join(dir, "session")
+	shard = filepath.Join(dir, "shard")
+	ctx := context.Background()
+	if _, err := synth.Write(ctx, session, synth.Options{Seed: 3, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48}); err != nil {
 		t.Fatal(err)
 	}
-	return shard, verifyFixtureSession
+	if _, err := export.Export(ctx, session, shard, export.Options{Video: export.VideoOptions{Codec: "h264"}}); err != nil {
+		t.Fatal(err)
+	}
+	return shard, session
+}
+
+// copyDir copies a shard so that a test may damage the copy.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "shard")
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
 
 func TestVerifyCLI(t *testing.T) {
 	good, session := verifyFixture(t)
-	damaged, _ := verifyFixture(t)
+	damaged := copyDir(t, good)
 	if err := os.Remove(filepath.Join(damaged, "meta/stats.json")); err != nil {
 		t.Fatal(err)
 	}

@@ -76,7 +76,7 @@ class Report:
         self.frames_read = 0
 
     def fail(self, where: str, msg: str) -> None:
-        line = f"{self.fail_word} {where}: {msg}"
+        line = f"{self.fail_word} {where}: {msg}".replace("\n", " | ")
         print(line, flush=True)
         self.failures.append(line)
 

@@ -1,0 +1,75 @@
+// Package video turns a camera's recorded files into LeRobot video files:
+// it decodes each file once, picks for every dataset frame the source frame
+// nearest in time, and encodes the picks as constant-rate mp4 (SVT-AV1 or
+// x264) in process through go-astiav (FFmpeg 5.1); it never runs the ffmpeg
+// command line. It also writes synthetic camera files with a frame-number
+// code band (WriteSynthetic, ReadCode), and reads files back (Probe,
+// DecodeEach). It is a leaf: plain inputs, no journal, plan or shard types.
+//
+// # Time
+//
+// A source frame's journal time is StartT + pts·time_base·1e9 ns, with the
+// raw container pts (never start_time-adjusted: Opus pre-skip makes WebM
+// start_time negative, and fragmented mp4s start late) and exact rational
+// arithmetic (math/big). Target times T_k come from the caller (the frame
+// clock, see FrameTimes).
+//
+// # Selection
+//
+// Per camera, with the sources' frames in presentation order (the decoder
+// reorders B-frames; it is drained with SendPacket(nil) at each file's end):
+//
+//	next := first source frame; prev := none
+//	for each episode e (times non-decreasing across episodes):
+//	    if file not empty and bytes(file) + est(e) ≥ MaxFileBytes:
+//	        finish file; (chunk, file) := step(chunk, file)     // LeRobot's indices
+//	    for k, T := range e.Times:
+//	        while next ≠ none and t(next) ≤ T:                 // advance
+//	            prev := next; next := following source frame  // files in order;
+//	                                                           // t must increase, else dropped
+//	        chosen := prev if next = none
+//	                  next if prev = none                      // camera not started
+//	                  next if t(next) − T < T − t(prev)        // nearest
+//	                  prev otherwise                           // tie → earlier
+//	        gap += |t(chosen) − T| > 1e9/SourceFPS
+//	        frame := scale chosen to W×H yuv420p (once per distinct source frame)
+//	        if k ∈ sample_indices(len(e.Times)): add frame to e's image stats
+//	        encode frame with pts = frames already in the file, time base 1/FPS,
+//	        pict_type NONE, packet duration 1
+//	finish file: flush encoder (SendFrame(nil)), drain, trailer (+faststart)
+//
+// Only prev, next and the converted frame are held (plus the encoder's own
+// look-ahead), whatever the session length. est(e) is len(e.Times) times the
+// average packet size so far (plus the frames still inside the encoder);
+// LeRobot compares the episode's real mp4 size, which a single encoder pass
+// cannot know before encoding it, so a file may end slightly above the limit.
+//
+// Each episode then sits in its file at from_timestamp = frames before it /
+// FPS, to_timestamp = from + len/FPS; the stream duration is frames/FPS
+// exactly; pts = dts (no B-frames), so LeRobot finds frame k of an episode
+// at from_timestamp + k/FPS.
+//
+// # Encoder
+//
+// Options follow LeRobot's encode_video_frames / get_codec_options: g, crf,
+// preset and svtav1-params fast-decode=N[:lp=Threads] for libsvtav1
+// (FFmpeg 5.1's wrapper ignores thread_count); g, crf, preset, bf=0 and
+// thread_count for libx264. Every option must be consumed by the encoder.
+// Colour: colorspace, primaries and transfer are copied from the first
+// source frame when it states them (scaling keeps the YUV matrix), the range
+// is always tv (limited).
+//
+// # Image statistics
+//
+// LeRobot's compute_episode_stats for video: the frames at
+// round(linspace(0, n−1, num)) with num = max(min(n,100), min(int(n^0.75),
+// 10000)), subsampled every int(max(W,H)/150) pixels when max(W,H) ≥ 300,
+// per RGB channel min, max, mean, population std and the q01…q99 quantiles
+// of a 5000-bin histogram, divided by 255.
+//
+// # Concurrency and logging
+//
+// ExportCamera shares nothing between calls: run one camera per goroutine.
+// FFmpeg's log level is process-wide; callers set it (astiav.SetLogLevel)
+// and should not install astiav's log callback (see video-notes.md).
+package video

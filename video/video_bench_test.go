@@ -1,0 +1,222 @@
+package video
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asticode/go-astiav"
+)
+
+// benchSource is one VP8 camera file shaped like a MediaRecorder recording
+// (640x360, ~20 s, jittered timing, dropped frames), cut into four episodes
+// of 3 s at 30 fps.
+type benchSource struct {
+	dir      string
+	src      Source
+	episodes []EpisodeTimes
+	windows  [][2]float64 // seconds from the file's pts 0
+}
+
+var (
+	benchOnce sync.Once
+	benchData benchSource
+	benchErr  error
+)
+
+func benchFixture(b *testing.B) benchSource {
+	b.Helper()
+	benchOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "video-bench-")
+		if err != nil {
+			benchErr = err
+			return
+		}
+		benchData.dir = dir
+		path := filepath.Join(dir, "cam.webm")
+		drop := map[int]bool{}
+		for i := 37; i < 420; i += 53 {
+			drop[i] = true
+		}
+		pts := jitteredPTS(77, 0, 420, drop)
+		if _, err := WriteSynthetic(context.Background(), path, SynthOptions{Codec: SynthVP8, Width: 640, Height: 360, PTS: pts}); err != nil {
+			benchErr = err
+			return
+		}
+		benchData.src = Source{Path: path, StartT: journalBase}
+		for _, s := range []float64{1, 5.5, 10, 15} {
+			benchData.windows = append(benchData.windows, [2]float64{s, s + 3})
+			benchData.episodes = append(benchData.episodes, EpisodeTimes{Times: FrameTimes(journalBase+int64(s*1e9), 90, 30)})
+		}
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchData
+}
+
+// ffmpegArgs expresses the same job for the CLI: decode once, per episode
+// pick frames on the 1/30 grid from its start with the fps filter
+// (round=near), keep its 90 frames, concatenate, encode with the same
+// settings into a faststart mp4. -copyts keeps the raw container times.
+func ffmpegArgs(src benchSource, enc EncoderOptions, out string) []string {
+	n := len(src.windows)
+	var g strings.Builder
+	fmt.Fprintf(&g, "[0:v]split=%d", n)
+	for i := range src.windows {
+		fmt.Fprintf(&g, "[s%d]", i)
+	}
+	g.WriteString(";")
+	for i, w := range src.windows {
+		fmt.Fprintf(&g, "[s%d]fps=fps=30:start_time=%g:round=near,trim=end_frame=90,setpts=PTS-STARTPTS[e%d];", i, w[0], i)
+	}
+	for i := range src.windows {
+		fmt.Fprintf(&g, "[e%d]", i)
+	}
+	fmt.Fprintf(&g, "concat=n=%d:v=1:a=0[out]", n)
+	args := []string{"-hide_banner", "-loglevel", "error", "-y", "-copyts", "-i", src.src.Path,
+		"-filter_complex", g.String(), "-map", "[out]", "-an", "-fps_mode", "passthrough",
+		"-c:v", enc.Codec, "-pix_fmt", "yuv420p"}
+	for k, v := range enc.codecOptions() {
+		args = append(args, "-"+k, v)
+	}
+	return append(args, "-movflags", "+faststart", out)
+}
+
+func BenchmarkVideoStage(b *testing.B) {
+	if _, err := exec.LookPath("ffmpeg"); err != nil {
+		b.Skip("ffmpeg not on PATH")
+	}
+	src := benchFixture(b)
+	for _, enc := range []EncoderOptions{{Codec: EncoderSVTAV1, Threads: 2}, {Codec: EncoderX264, Threads: 2}} {
+		b.Run(enc.Codec, func(b *testing.B) {
+			ctx := context.Background()
+			enc, _ := enc.normalized()
+			out := filepath.Join(src.dir, "go-"+enc.Codec+".mp4")
+			opts := ExportOptions{FPS: 30, Encoder: enc, FilePath: func(int, int) string { return out }, RecordChoices: true}
+			frames, spec, err := preDecode(ctx, src, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				for _, f := range frames {
+					f.Free()
+				}
+			}()
+			var tGo, tCLI, tEnc time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if _, err := ExportCamera(ctx, []Source{src.src}, src.episodes, opts); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				cli := filepath.Join(src.dir, "cli-"+enc.Codec+".mp4")
+				cmd := exec.Command("ffmpeg", ffmpegArgs(src, enc, cli)...)
+				cmd.Env = append(os.Environ(), "SVT_LOG=1")
+				if outb, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("ffmpeg: %v\n%s", err, outb)
+				}
+				t2 := time.Now()
+				if err := encodeOnly(frames, spec, filepath.Join(src.dir, "enc-"+enc.Codec+".mp4")); err != nil {
+					b.Fatal(err)
+				}
+				t3 := time.Now()
+				tGo += t1.Sub(t0)
+				tCLI += t2.Sub(t1)
+				tEnc += t3.Sub(t2)
+				if i == 0 {
+					p, err := Probe(cli)
+					if err != nil || p.Frames != 360 {
+						b.Fatalf("ffmpeg output: %d frames, %v", p.Frames, err)
+					}
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(tCLI.Seconds()/tGo.Seconds(), "ratio_vs_ffmpeg_cli")
+			b.ReportMetric(tEnc.Seconds()/tGo.Seconds(), "ratio_vs_encode_only")
+			b.ReportMetric(tGo.Seconds()/float64(b.N), "go_s/op")
+			b.ReportMetric(tCLI.Seconds()/float64(b.N), "cli_s/op")
+			b.ReportMetric(tEnc.Seconds()/float64(b.N), "encode_only_s/op")
+		})
+	}
+}
+
+// preDecode runs the export once to learn the chosen source frames, then
+// decodes the source again and keeps those frames (at output size already:
+// the fixture needs no scaling) in memory, in output order.
+func preDecode(ctx context.Context, src benchSource, opts ExportOptions) ([]*astiav.Frame, encoderSpec, error) {
+	res, err := ExportCamera(ctx, []Source{src.src}, src.episodes, opts)
+	if err != nil {
+		return nil, encoderSpec{}, err
+	}
+	var order []int64
+	for _, e := range res.Episodes {
+		for _, c := range e.Choices {
+			order = append(order, c.PTS)
+		}
+	}
+	d, err := openDecoder(src.src.Path, 0)
+	if err != nil {
+		return nil, encoderSpec{}, err
+	}
+	defer d.close()
+	byPTS := map[int64]*astiav.Frame{}
+	var first *astiav.Frame
+	for {
+		f, pts, err := d.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, encoderSpec{}, err
+		}
+		c := f.Clone()
+		if first == nil {
+			first = c
+		}
+		byPTS[pts] = c
+	}
+	x := &exporter{opts: opts, enc: opts.Encoder, w: res.Width, h: res.Height}
+	spec := x.encoderSpec(first)
+	var frames []*astiav.Frame
+	for _, p := range order {
+		frames = append(frames, byPTS[p].Clone())
+	}
+	for _, f := range byPTS {
+		f.Free()
+	}
+	return frames, spec, nil
+}
+
+// encodeOnly feeds pre-decoded frames to the same encoder and muxer.
+func encodeOnly(frames []*astiav.Frame, spec encoderSpec, path string) error {
+	out, err := openOutput(path, spec)
+	if err != nil {
+		return err
+	}
+	defer out.free()
+	for i, src := range frames {
+		f := astiav.AllocFrame()
+		if err := f.Ref(src); err != nil {
+			f.Free()
+			return err
+		}
+		f.SetPts(int64(i))
+		f.SetPictureType(astiav.PictureTypeNone)
+		err := out.send(f)
+		f.Free()
+		if err != nil {
+			return err
+		}
+	}
+	return out.finish()
+}
