@@ -70,6 +70,7 @@
 // # Concurrency and logging
 //
 // ExportCamera shares nothing between calls: run one camera per goroutine.
-// FFmpeg's log level is process-wide; callers set it (astiav.SetLogLevel)
-// and should not install astiav's log callback (see video-notes.md).
+// FFmpeg's log level is process-wide; callers set it once with
+// SetLibraryLogging and never install astiav's log callback (see
+// video-notes.md).
 package video

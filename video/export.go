@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/big"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -57,7 +58,8 @@ type ExportOptions struct {
 	// current file's size plus the episode's estimated size would reach it.
 	// 0 means 200 MiB (LeRobot's video_files_size_in_mb).
 	MaxFileBytes int64
-	// FilePath names the output file of a (chunk, file) index. Required.
+	// FilePath names the output file of a (chunk, file) index; its
+	// directory is created when missing. Required.
 	FilePath func(chunk, file int) string
 	// FirstChunk, FirstFile is the index of the first output file; ChunkSize
 	// the files per chunk (0 means 1000); indices step as LeRobot's
@@ -503,6 +505,9 @@ func (x *exporter) episode(ctx context.Context, e int, times []int64) (EpisodeRe
 	}
 	if x.out == nil {
 		path := x.opts.FilePath(x.chunk, x.file)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return EpisodeResult{}, fmt.Errorf("export: %w", err)
+		}
 		out, err := openOutput(path, x.spec)
 		if err != nil {
 			return EpisodeResult{}, fmt.Errorf("export: %w", err)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/asticode/go-astiav"
 )
 
 // journalBase is an arbitrary journal time (ns) for the fixtures.
@@ -177,9 +179,6 @@ func TestExportEndToEnd(t *testing.T) {
 					FilePath:      func(c, f int) string { return filepath.Join(dir, fmt.Sprintf("chunk-%03d/file-%03d.mp4", c, f)) },
 					RecordChoices: true,
 					DecodeAll:     true,
-				}
-				if err := os.MkdirAll(filepath.Join(dir, "chunk-000"), 0o755); err != nil {
-					t.Fatal(err)
 				}
 				var progress []int
 				opts.Progress = func(done, total int) { progress = append(progress, done) }
@@ -512,5 +511,61 @@ func TestFrameTimes(t *testing.T) {
 	want := []int64{1000, 1000 + 33333333, 1000 + 66666667, 1000 + 100000000}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("FrameTimes = %v, want %v", got, want)
+	}
+}
+
+func TestExportCancel(t *testing.T) {
+	cams := cameraFixtures(t)
+	for _, codec := range []string{EncoderSVTAV1, EncoderX264} {
+		ctx, cancel := context.WithCancel(context.Background())
+		_, err := ExportCamera(ctx, cams[0].sources(), testEpisodes(30), ExportOptions{
+			FPS: 30, Encoder: EncoderOptions{Codec: codec},
+			FilePath: func(int, int) string { return filepath.Join(t.TempDir(), "out.mp4") },
+			Progress: func(done, total int) {
+				if done == 10 {
+					cancel()
+				}
+			},
+		})
+		cancel()
+		if err != context.Canceled {
+			t.Errorf("%s: err %v, want context.Canceled", codec, err)
+		}
+	}
+}
+
+func TestExportColourTags(t *testing.T) {
+	cams := cameraFixtures(t)
+	path := filepath.Join(t.TempDir(), "out.mp4")
+	if _, err := ExportCamera(context.Background(), cams[0].sources(), testEpisodes(30)[:1], ExportOptions{
+		FPS: 30, Encoder: EncoderOptions{Codec: EncoderX264}, FilePath: func(int, int) string { return path },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var src, out [3]int
+	if err := DecodeEach(context.Background(), cams[0].files[0].src.Path, func(f DecodedFrame) error {
+		if f.Index == 0 {
+			src[0], src[1], src[2] = frameColors(f.Frame)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := DecodeEach(context.Background(), path, func(f DecodedFrame) error {
+		if f.Index == 0 {
+			out[0], out[1], out[2] = frameColors(f.Frame)
+			if f.Frame.ColorRange() != astiav.ColorRangeMpeg {
+				t.Errorf("colour range %v, want tv", f.Frame.ColorRange())
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("source colours %v, output %v", src, out)
+	for i := range src {
+		if src[i] != 2 && out[i] != src[i] { // 2 = unspecified
+			t.Errorf("colour property %d: source %d, output %d", i, src[i], out[i])
+		}
 	}
 }
