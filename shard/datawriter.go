@@ -592,19 +592,24 @@ func (w *DataWriter) writeColumn(cw *parquet.ColumnWriter, f Feature, c *ColumnD
 			}
 		}
 		if f.isVector() {
-			// One pass: the first value of a row starts it (repetition 0),
-			// the others continue the list; all are defined (level 1).
-			for i := 0; i < len(vals); i += width {
-				row := vals[i : i+width : i+width]
-				row[0] = row[0].Level(0, 1, 0)
-				for j := 1; j < len(row); j++ {
-					row[j] = row[j].Level(1, 1, 0)
+			for i := range vals {
+				vals[i].SetDefinitionLevel(1)
+			}
+			for i := width; i < len(vals); i += width {
+				for j := i - width + 1; j < i; j++ {
+					vals[j].SetRepetitionLevel(1)
 				}
+			}
+			for j := len(vals) - width + 1; j < len(vals); j++ {
+				vals[j].SetRepetitionLevel(1)
 			}
 		}
 		if _, err := cw.WriteRowValues(vals); err != nil {
 			return err
 		}
 	}
-	return nil
+	// Encode and compress the column's last page here, in this worker,
+	// rather than serially in the row group flush; that flush then finds the
+	// buffer empty. The page holds the same rows either way.
+	return cw.Flush()
 }

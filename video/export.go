@@ -58,6 +58,12 @@ type ExportOptions struct {
 	// current file's size plus the episode's estimated size would reach it.
 	// 0 means 200 MiB (LeRobot's video_files_size_in_mb).
 	MaxFileBytes int64
+	// MaxFileFrames, when positive, also starts a new output file before an
+	// episode that would take the current file past that many frames. The
+	// mp4 muxer keeps an index entry per frame in memory until the file is
+	// finished (moov at the front), so this bounds memory for long
+	// sessions whose small pictures would never reach MaxFileBytes.
+	MaxFileFrames int
 	// FilePath names the output file of a (chunk, file) index; its
 	// directory is created when missing. Required.
 	FilePath func(chunk, file int) string
@@ -388,7 +394,7 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 	if opts.ChunkSize == 0 {
 		opts.ChunkSize = DefaultChunkSize
 	}
-	if opts.SourceFPS < 0 || opts.MaxFileBytes < 0 || opts.ChunkSize < 0 || opts.Width < 0 || opts.Height < 0 ||
+	if opts.SourceFPS < 0 || opts.MaxFileBytes < 0 || opts.MaxFileFrames < 0 || opts.ChunkSize < 0 || opts.Width < 0 || opts.Height < 0 ||
 		opts.Width%2 != 0 || opts.Height%2 != 0 || opts.FirstFile >= opts.ChunkSize {
 		return res, fmt.Errorf("export: invalid options (source fps %d, max bytes %d, chunk size %d, size %dx%d, first file %d)",
 			opts.SourceFPS, opts.MaxFileBytes, opts.ChunkSize, opts.Width, opts.Height, opts.FirstFile)
@@ -714,7 +720,13 @@ func (x *exporter) sample(acc *imageAccumulator) error {
 // bytes per frame written so far; frames still inside the encoder count at
 // that average too.
 func (x *exporter) maybeRotate(n int) error {
-	if x.out == nil || x.fileFrames == 0 || x.totalPackets+x.out.packets == 0 {
+	if x.out == nil || x.fileFrames == 0 {
+		return nil
+	}
+	if x.opts.MaxFileFrames > 0 && x.fileFrames+n > x.opts.MaxFileFrames {
+		return x.rotate()
+	}
+	if x.totalPackets+x.out.packets == 0 {
 		return nil
 	}
 	bytes := x.totalBytes + x.out.bytes
@@ -725,6 +737,12 @@ func (x *exporter) maybeRotate(n int) error {
 	if estimate < float64(x.opts.MaxFileBytes) {
 		return nil
 	}
+	return x.rotate()
+}
+
+// rotate finishes the current file and steps to the next (chunk, file)
+// index as LeRobot's update_chunk_file_indices does.
+func (x *exporter) rotate() error {
 	if err := x.closeFile(); err != nil {
 		return err
 	}

@@ -399,6 +399,21 @@ func TestExportRotation(t *testing.T) {
 	if len(res.Files) != 1 || res.Episodes[2].FirstFrame != len(episodes[0].Times)+len(episodes[1].Times) {
 		t.Errorf("default limit: %d files, episode 2 first frame %d", len(res.Files), res.Episodes[2].FirstFrame)
 	}
+
+	// A frame limit that holds the first two episodes but not the third.
+	opts.MaxFileFrames = len(episodes[0].Times) + len(episodes[1].Times)
+	paths = nil
+	res, err = ExportCamera(context.Background(), cam.sources(), episodes, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := [][2]int{{0, 1}, {1, 0}}; fmt.Sprint(paths) != fmt.Sprint(want) {
+		t.Errorf("frame limit: files %v, want %v", paths, want)
+	}
+	if r := res.Episodes[2]; r.Chunk != 1 || r.File != 0 || r.FirstFrame != 0 || res.Episodes[1].FirstFrame != len(episodes[0].Times) {
+		t.Errorf("frame limit: episode 2 in %d/%d at frame %d", r.Chunk, r.File, r.FirstFrame)
+	}
+	checkExport(t, cam, episodes, fps, res, EncoderX264)
 }
 
 func TestExportScaledCodeSurvivesAV1(t *testing.T) {
