@@ -271,13 +271,6 @@ type camera struct {
 	result  video.CameraResult
 }
 
-// maxVideoFileSeconds bounds one mp4 file's length besides LeRobot's 200 MB:
-// the mp4 muxer holds an index entry per frame until the file is finished,
-// so without it memory would grow with a long session of small pictures.
-// LeRobot's readers and merge follow each episode's chunk and file indices,
-// so any split of whole episodes is valid.
-const maxVideoFileSeconds = 600
-
 // videoKey is the LeRobot feature name of a camera stream.
 func videoKey(stream string) string { return "observation.images." + stream }
 
@@ -360,10 +353,9 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, s
 						_ = os.MkdirAll(chunkDir, 0o755)
 						return filepath.Join(chunkDir, fmt.Sprintf("file-%03d.mp4", file))
 					},
-					MaxFileFrames: maxVideoFileSeconds * p.FPS,
-					InfoStyle:     video.InfoWithEncoder,
-					Progress:      func(done, _ int) { opts.Progress.Set(stage, done) },
-					DecodeAll:     true,
+					InfoStyle: video.InfoWithEncoder,
+					Progress:  func(done, _ int) { opts.Progress.Set(stage, done) },
+					DecodeAll: true,
 				})
 				opts.Progress.Done(stage)
 				if err != nil {

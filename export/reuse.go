@@ -49,7 +49,6 @@ type videoKeyInputs struct {
 	Encoder   video.EncoderOptions `json:"encoder"`
 	Width     int                  `json:"width"`
 	Height    int                  `json:"height"`
-	MaxFrames int                  `json:"maxFileFrames"`
 }
 
 type videoKeySource struct {
@@ -61,8 +60,7 @@ type videoKeySource struct {
 
 // cameraKey computes the content key of one camera's video.
 func cameraKey(sessionDir string, sources []video.Source, p *plan.Plan, sourceFPS int, enc video.EncoderOptions, v VideoOptions) (string, error) {
-	in := videoKeyInputs{Version: videoCacheVersion, FPS: p.FPS, SourceFPS: sourceFPS, Encoder: enc, Width: v.Width, Height: v.Height,
-		MaxFrames: maxVideoFileSeconds * p.FPS}
+	in := videoKeyInputs{Version: videoCacheVersion, FPS: p.FPS, SourceFPS: sourceFPS, Encoder: enc, Width: v.Width, Height: v.Height}
 	for _, ep := range p.Episodes {
 		in.Episodes = append(in.Episodes, [2]int64{ep.Start, int64(ep.Length)})
 	}

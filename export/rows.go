@@ -1,6 +1,7 @@
 package export
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -164,29 +165,48 @@ type SensorCounts struct {
 // rowAssembler fills episode batches from the journal's sensor streams.
 type rowAssembler struct {
 	features []rowFeature
-	holders  map[int]*holder // by stream index
-	order    []int           // stream indices in SESSION order
-	states   map[int]sampleState
+	holders  []*holder       // in SESSION order of their streams' first use
+	states   []sampleState   // per holder, for the frame being assembled
+	sensors  []*SensorCounts // per holder
+	parts    [][]partSource  // per feature, its parts resolved to holders
 	counts   map[string]*SensorCounts
 }
 
+// partSource is one part of a feature with its holder and its place in the
+// feature's row: elements [offset, offset+elems) of every frame's row.
+type partSource struct {
+	fieldRef
+	holder int // index in rowAssembler.holders
+	offset int
+}
+
 func newRowAssembler(j *journal.Journal, features []rowFeature) (*rowAssembler, error) {
-	ra := &rowAssembler{features: features, holders: map[int]*holder{}, states: map[int]sampleState{}, counts: map[string]*SensorCounts{}}
+	ra := &rowAssembler{features: features, counts: map[string]*SensorCounts{}}
+	byStream := map[int]int{}
 	for _, f := range features {
+		var parts []partSource
+		offset := 0
 		for _, p := range f.parts {
-			if _, ok := ra.holders[p.stream]; ok {
-				continue
+			hi, ok := byStream[p.stream]
+			if !ok {
+				h, err := newHolder(j, p.stream)
+				if err != nil {
+					ra.close()
+					return nil, err
+				}
+				hi = len(ra.holders)
+				byStream[p.stream] = hi
+				ra.holders = append(ra.holders, h)
+				c := &SensorCounts{}
+				ra.sensors = append(ra.sensors, c)
+				ra.counts[h.id] = c
 			}
-			h, err := newHolder(j, p.stream)
-			if err != nil {
-				ra.close()
-				return nil, err
-			}
-			ra.holders[p.stream] = h
-			ra.order = append(ra.order, p.stream)
-			ra.counts[h.id] = &SensorCounts{}
+			parts = append(parts, partSource{fieldRef: p, holder: hi, offset: offset})
+			offset += p.elems
 		}
+		ra.parts = append(ra.parts, parts)
 	}
+	ra.states = make([]sampleState, len(ra.holders))
 	return ra, nil
 }
 
@@ -200,75 +220,104 @@ func (ra *rowAssembler) close() error {
 	return first
 }
 
-// episode fills b with the rows of episode ep at fps.
+// episode fills b with the rows of episode ep at fps. Every column is sized
+// to the episode first and each frame's values are decoded in place.
 func (ra *rowAssembler) episode(ep plan.Episode, fps int, b *shard.EpisodeBatch) error {
-	b.Len = ep.Length
-	for i := range b.Columns {
-		c := &b.Columns[i]
-		c.Float32, c.Float64, c.Int32, c.Int64, c.Uint8, c.Bool = c.Float32[:0], c.Float64[:0], c.Int32[:0], c.Int64[:0], c.Uint8[:0], c.Bool[:0]
+	n := ep.Length
+	b.Len = n
+	for i, f := range ra.features {
+		sizeColumn(&b.Columns[i], f.Dtype, n*f.Shape[0])
 	}
-	for k := 0; k < ep.Length; k++ {
+	for k := 0; k < n; k++ {
 		t := plan.FrameTime(ep.Start, k, fps)
-		for _, si := range ra.order {
-			h := ra.holders[si]
+		for hi, h := range ra.holders {
 			st, err := h.advance(t)
 			if err != nil {
 				return err
 			}
-			if st == sampleMissing {
-				return fmt.Errorf("stream %s has no samples: episode %d frame %d has no value", h.id, ep.Index, k)
-			}
-			ra.states[si] = st
 			switch st {
+			case sampleMissing:
+				return fmt.Errorf("stream %s has no samples: episode %d frame %d has no value", h.id, ep.Index, k)
 			case sampleStale:
-				ra.counts[h.id].Stale++
+				ra.sensors[hi].Stale++
 			case sampleBackFilled:
-				ra.counts[h.id].BackFilled++
+				ra.sensors[hi].BackFilled++
 			}
+			ra.states[hi] = st
 		}
 		for i, f := range ra.features {
 			c := &b.Columns[i]
-			for _, p := range f.parts {
-				h := ra.holders[p.stream]
-				appendValue(c, f.Dtype, p, h.value(p.field, ra.states[p.stream]))
+			row := k * f.Shape[0]
+			for _, p := range ra.parts[i] {
+				decodeValue(c, f.Dtype, row+p.offset, p.fieldRef, ra.holders[p.holder].value(p.field, ra.states[p.holder]))
 			}
 		}
 	}
 	return nil
 }
 
-// appendValue converts one raw little-endian value of field p to the feature
-// dtype and appends it to c.
-func appendValue(c *shard.ColumnData, dtype string, p fieldRef, raw []byte) {
+// sizeColumn makes the slice of c for dtype n long (reusing its storage).
+func sizeColumn(c *shard.ColumnData, dtype string, n int) {
+	switch dtype {
+	case shard.DtypeFloat32:
+		c.Float32 = resize(c.Float32, n)
+	case shard.DtypeFloat64:
+		c.Float64 = resize(c.Float64, n)
+	case shard.DtypeInt32:
+		c.Int32 = resize(c.Int32, n)
+	case shard.DtypeInt64:
+		c.Int64 = resize(c.Int64, n)
+	case shard.DtypeUint8:
+		c.Uint8 = resize(c.Uint8, n)
+	case shard.DtypeBool:
+		c.Bool = resize(c.Bool, n)
+	}
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// decodeValue converts one raw little-endian value of field p to the feature
+// dtype and stores its elements in c from index at.
+func decodeValue(c *shard.ColumnData, dtype string, at int, p fieldRef, raw []byte) {
 	if dtype == p.dtype {
 		// Same type: decode straight into the column.
 		switch dtype {
 		case shard.DtypeFloat32:
-			for e := 0; e < p.elems; e++ {
-				c.Float32 = append(c.Float32, math.Float32frombits(binary.LittleEndian.Uint32(raw[4*e:])))
+			dst := c.Float32[at : at+p.elems]
+			for e := range dst {
+				dst[e] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*e:]))
 			}
 			return
 		case shard.DtypeFloat64:
-			for e := 0; e < p.elems; e++ {
-				c.Float64 = append(c.Float64, math.Float64frombits(binary.LittleEndian.Uint64(raw[8*e:])))
+			dst := c.Float64[at : at+p.elems]
+			for e := range dst {
+				dst[e] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*e:]))
 			}
 			return
 		case shard.DtypeInt32:
-			for e := 0; e < p.elems; e++ {
-				c.Int32 = append(c.Int32, int32(binary.LittleEndian.Uint32(raw[4*e:])))
+			dst := c.Int32[at : at+p.elems]
+			for e := range dst {
+				dst[e] = int32(binary.LittleEndian.Uint32(raw[4*e:]))
 			}
 			return
 		case shard.DtypeInt64:
-			for e := 0; e < p.elems; e++ {
-				c.Int64 = append(c.Int64, int64(binary.LittleEndian.Uint64(raw[8*e:])))
+			dst := c.Int64[at : at+p.elems]
+			for e := range dst {
+				dst[e] = int64(binary.LittleEndian.Uint64(raw[8*e:]))
 			}
 			return
 		case shard.DtypeUint8:
-			c.Uint8 = append(c.Uint8, raw[:p.elems]...)
+			copy(c.Uint8[at:at+p.elems], raw[:p.elems])
 			return
 		case shard.DtypeBool:
-			for e := 0; e < p.elems; e++ {
-				c.Bool = append(c.Bool, raw[e] != 0)
+			dst := c.Bool[at : at+p.elems]
+			for e := range dst {
+				dst[e] = raw[e] != 0
 			}
 			return
 		}
@@ -277,17 +326,17 @@ func appendValue(c *shard.ColumnData, dtype string, p fieldRef, raw []byte) {
 		v := rawFloat64(p.dtype, raw, e)
 		switch dtype {
 		case shard.DtypeFloat32:
-			c.Float32 = append(c.Float32, float32(v))
+			c.Float32[at+e] = float32(v)
 		case shard.DtypeFloat64:
-			c.Float64 = append(c.Float64, v)
+			c.Float64[at+e] = v
 		case shard.DtypeInt32:
-			c.Int32 = append(c.Int32, int32(v))
+			c.Int32[at+e] = int32(v)
 		case shard.DtypeInt64:
-			c.Int64 = append(c.Int64, int64(v))
+			c.Int64[at+e] = int64(v)
 		case shard.DtypeUint8:
-			c.Uint8 = append(c.Uint8, uint8(v))
+			c.Uint8[at+e] = uint8(v)
 		case shard.DtypeBool:
-			c.Bool = append(c.Bool, v != 0)
+			c.Bool[at+e] = v != 0
 		}
 	}
 }
@@ -312,4 +361,67 @@ func rawFloat64(dtype string, raw []byte, e int) float64 {
 		return 0
 	}
 	return math.NaN()
+}
+
+// assembleEpisodes assembles the rows of every episode, in order, and hands
+// each to write with its index. Assembling episode i+1 (reading and
+// decoding the journal, holding samples per frame) runs in its own
+// goroutine while write handles episode i, on two batches from newBatch used
+// in turn: write must be done with a batch when it returns. The first error,
+// or ctx's, stops both sides.
+func (ra *rowAssembler) assembleEpisodes(ctx context.Context, episodes []plan.Episode, fps int,
+	newBatch func() *shard.EpisodeBatch, write func(i int, b *shard.EpisodeBatch) error) error {
+	type assembled struct {
+		b   *shard.EpisodeBatch
+		err error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	free := make(chan *shard.EpisodeBatch, 2)
+	free <- newBatch()
+	free <- newBatch()
+	ready := make(chan assembled)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i, ep := range episodes {
+			var b *shard.EpisodeBatch
+			select {
+			case b = <-free:
+			case <-ctx.Done():
+				return
+			}
+			err := ctx.Err()
+			if err == nil {
+				if err = ra.episode(ep, fps, b); err != nil {
+					err = fmt.Errorf("export: episode %d: %w", i, err)
+				}
+			}
+			select {
+			case ready <- assembled{b, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { cancel(); <-done }()
+	for i := range episodes {
+		var a assembled
+		select {
+		case a = <-ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if a.err != nil {
+			return a.err
+		}
+		if err := write(i, a.b); err != nil {
+			return err
+		}
+		free <- a.b
+	}
+	return nil
 }
