@@ -24,6 +24,7 @@ type holder struct {
 	batch *journal.Batch // current batch, nil before the first and after the last
 	next  int            // index in batch of the first sample not yet held
 	eof   bool
+	reads int // batches read, for tests of skipTo
 
 	// The held sample: either in batch at heldIdx, or copied into heldVals
 	// (heldIdx < 0) when its batch was left behind.
@@ -80,6 +81,7 @@ func (h *holder) load() (bool, error) {
 			return false, nil
 		}
 		h.batch, h.next = h.cursor.Batch(), 0
+		h.reads++
 	}
 	return true, nil
 }
@@ -93,6 +95,49 @@ func (h *holder) copyHeld() {
 		h.heldVals[f] = append(h.heldVals[f][:0], h.batch.Fields[f][h.heldIdx*size:(h.heldIdx+1)*size]...)
 	}
 	h.heldIdx = -1
+}
+
+// skipTo moves the cursor over the batches whose samples are all older
+// than two nominal periods before t, unread, when there are at least two
+// batches' worth of them (an episode starting after a reset or a pause): the
+// held sample for t is then among the samples the cursor reads next. When
+// it turns out not to be (the stream has no sample in those two periods),
+// the cursor goes back to where it was and reads on as before, so the
+// result is the same either way.
+func (h *holder) skipTo(t int64) error {
+	if h.period <= 0 || h.eof {
+		return nil
+	}
+	from := t - 2*h.period
+	resume := int64(math.MinInt64) // time of the first sample not yet read
+	switch {
+	case h.batch != nil && h.next < h.batch.Len():
+		first, last := h.batch.Times[h.next], h.batch.Times[h.batch.Len()-1]
+		span := last - h.batch.Times[0] + h.period
+		if from-last <= 2*span {
+			return nil
+		}
+		resume = first
+	case h.batch != nil || h.have:
+		return nil // between batches: the next one is read anyway
+	}
+	if h.have && h.heldIdx >= 0 {
+		h.copyHeld() // the seek invalidates the batch
+	}
+	h.cursor.SeekTime(from)
+	h.batch, h.next = nil, 0
+	ok, err := h.load()
+	if err != nil {
+		return err
+	}
+	if ok && h.batch.Times[0] <= t {
+		return nil
+	}
+	// The latest sample at or before t was in the skipped batches (or the
+	// stream ended before them): read them after all.
+	h.cursor.SeekTime(resume)
+	h.batch, h.next, h.eof = nil, 0, false
+	return nil
 }
 
 // sampleState says how a frame's value was obtained.
@@ -227,6 +272,14 @@ func (ra *rowAssembler) episode(ep plan.Episode, fps int, b *shard.EpisodeBatch)
 	b.Len = n
 	for i, f := range ra.features {
 		sizeColumn(&b.Columns[i], f.Dtype, n*f.Shape[0])
+	}
+	if n > 0 {
+		t := plan.FrameTime(ep.Start, 0, fps)
+		for _, h := range ra.holders {
+			if err := h.skipTo(t); err != nil {
+				return err
+			}
+		}
 	}
 	for k := 0; k < n; k++ {
 		t := plan.FrameTime(ep.Start, k, fps)

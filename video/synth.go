@@ -86,7 +86,11 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 	case SynthVP8, SynthVP9:
 		spec.format = "webm"
 		spec.timeBase = astiav.NewRational(1, 1000)
-		spec.options = map[string]string{"deadline": "realtime", "cpu-used": "8", "lag-in-frames": "0", "b": "1M"}
+		// Realtime like a browser, but at a fixed speed: with a positive
+		// cpu-used, libvpx's VP8 realtime mode picks its speed from how
+		// long frames take to encode, so output would depend on machine
+		// load; a negative value pins it.
+		spec.options = map[string]string{"deadline": "realtime", "cpu-used": "-8", "lag-in-frames": "0", "b": "1M"}
 		spec.encoder = "libvpx"
 		if opts.Codec == SynthVP9 {
 			spec.encoder = "libvpx-vp9"
