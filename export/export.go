@@ -442,15 +442,10 @@ func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.B
 	}
 	opts.Progress.Stage("rows", total)
 	defer opts.Progress.Done("rows")
-	batch := b.NewBatch(maxLen)
 	done := 0
-	for i, ep := range p.Episodes {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := ra.episode(ep, p.FPS, batch); err != nil {
-			return fmt.Errorf("export: episode %d: %w", i, err)
-		}
+	newBatch := func() *shard.EpisodeBatch { return b.NewBatch(maxLen) }
+	err = ra.assembleEpisodes(ctx, p.Episodes, p.FPS, newBatch, func(i int, batch *shard.EpisodeBatch) error {
+		ep := p.Episodes[i]
 		task, _ := applied.Task(ep.Task)
 		meta := shard.EpisodeMeta{
 			Task:   task.Instructions,
@@ -479,6 +474,10 @@ func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.B
 		}
 		done += ep.Length
 		opts.Progress.Set("rows", done)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	rep.Sensors = ra.counts
 	return nil
