@@ -166,7 +166,11 @@ func IsStagingDir(path string) bool {
 
 // RemoveStaleStaging deletes the staging directories of dest left by runs
 // whose process no longer exists, and returns their paths. Directories of a
-// live process are left alone.
+// live process are left alone. A directory with the staging name but no
+// marker is removed too: only a Commit interrupted between dropping the
+// marker and marking the swapped-out old shard leaves one, and then it holds
+// either the new shard that never moved in or the old one that moved out
+// (concurrent exports to one destination are not supported).
 func RemoveStaleStaging(dest string) ([]string, error) {
 	dest = filepath.Clean(dest)
 	parent, base := filepath.Dir(dest), filepath.Base(dest)
@@ -181,7 +185,7 @@ func RemoveStaleStaging(dest string) ([]string, error) {
 			continue
 		}
 		p := filepath.Join(parent, e.Name())
-		if !IsStagingDir(p) || markerProcessAlive(p) {
+		if IsStagingDir(p) && markerProcessAlive(p) {
 			continue
 		}
 		if err := os.RemoveAll(p); err != nil {

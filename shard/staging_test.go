@@ -164,14 +164,16 @@ func TestRemoveStaleStaging(t *testing.T) {
 	dest := filepath.Join(parent, "shard")
 	dead := filepath.Join(parent, ".shard.ceres-tmp-111")
 	live := filepath.Join(parent, ".shard.ceres-tmp-222")
-	foreign := filepath.Join(parent, ".shard.ceres-tmp-333") // no marker: not ours
+	// No marker: the old shard a Commit swapped out just before it was
+	// killed, before it could mark it.
+	swappedOut := filepath.Join(parent, ".shard.ceres-tmp-333")
 	other := filepath.Join(parent, ".other.ceres-tmp-444")   // another destination
 	// pid 2^22+1 exceeds Linux's pid_max limit, so no such process exists.
 	writeTree(t, dead, map[string]string{tempMarker: "x\npid 4194305\n", "data/x": "1"})
 	writeTree(t, live, map[string]string{tempMarker: "x\npid 1\n"})
-	writeTree(t, foreign, map[string]string{"data/x": "1"})
+	writeTree(t, swappedOut, map[string]string{"meta/info.json": "{}"})
 	writeTree(t, other, map[string]string{tempMarker: "x\npid 4194305\n"})
-	if IsStagingDir(foreign) || !IsStagingDir(dead) {
+	if IsStagingDir(swappedOut) || !IsStagingDir(dead) {
 		t.Fatal("IsStagingDir misjudges")
 	}
 	st, err := Stage(dest, StageOptions{}) // cleans up as a side effect
@@ -182,7 +184,7 @@ func TestRemoveStaleStaging(t *testing.T) {
 	for _, c := range []struct {
 		path  string
 		exist bool
-	}{{dead, false}, {live, true}, {foreign, true}, {other, true}} {
+	}{{dead, false}, {live, true}, {swappedOut, false}, {other, true}} {
 		_, err := os.Stat(c.path)
 		if exists := err == nil; exists != c.exist {
 			t.Errorf("%s exists=%v, want %v", filepath.Base(c.path), exists, c.exist)
