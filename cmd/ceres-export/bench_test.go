@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,7 @@ func runCmd(args ...string) (string, string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	if err != nil {
-		err = &exec.ExitError{ProcessState: cmd.ProcessState, Stderr: errOut.Bytes()}
+		err = fmt.Errorf("ceres-export %v: %w\n%s", args, err, errOut.String())
 	}
 	return out.String(), errOut.String(), err
 }
