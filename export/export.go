@@ -484,16 +484,11 @@ func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.B
 }
 
 // imageStats converts the video package's per-channel statistics to the
-// shard's, shaped (3,1,1) by the shard writer.
+// shard's, shaped (3,1,1) by the shard writer. s is a copy, so the slices
+// share nothing with the caller.
 func imageStats(s video.ImageStats) shard.Stats {
-	out := shard.Stats{Count: s.Count}
-	out.Min, out.Max, out.Mean, out.Std = s.Min[:], s.Max[:], s.Mean[:], s.Std[:]
-	for i, q := range [][3]float64{s.Q01, s.Q10, s.Q50, s.Q90, s.Q99} {
-		out.Quantiles[i] = append([]float64(nil), q[:]...)
+	return shard.Stats{
+		Count: s.Count, Min: s.Min[:], Max: s.Max[:], Mean: s.Mean[:], Std: s.Std[:],
+		Quantiles: [5][]float64{s.Q01[:], s.Q10[:], s.Q50[:], s.Q90[:], s.Q99[:]},
 	}
-	out.Min = append([]float64(nil), out.Min...)
-	out.Max = append([]float64(nil), out.Max...)
-	out.Mean = append([]float64(nil), out.Mean...)
-	out.Std = append([]float64(nil), out.Std...)
-	return out
 }
