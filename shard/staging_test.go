@@ -167,7 +167,7 @@ func TestRemoveStaleStaging(t *testing.T) {
 	// No marker: the old shard a Commit swapped out just before it was
 	// killed, before it could mark it.
 	swappedOut := filepath.Join(parent, ".shard.ceres-tmp-333")
-	other := filepath.Join(parent, ".other.ceres-tmp-444")   // another destination
+	other := filepath.Join(parent, ".other.ceres-tmp-444") // another destination
 	// pid 2^22+1 exceeds Linux's pid_max limit, so no such process exists.
 	writeTree(t, dead, map[string]string{tempMarker: "x\npid 4194305\n", "data/x": "1"})
 	writeTree(t, live, map[string]string{tempMarker: "x\npid 1\n"})
