@@ -293,7 +293,7 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, s
 	}
 	episodes := make([]video.EpisodeTimes, len(p.Episodes))
 	for i, ep := range p.Episodes {
-		episodes[i] = video.EpisodeTimes{Times: video.FrameTimes(ep.Start, ep.Length, p.FPS)}
+		episodes[i] = video.EpisodeTimes{Start: ep.Start, Length: ep.Length}
 	}
 	prevDir, prev := "", videoManifest{}
 	if !opts.NoVideoReuse {

@@ -23,10 +23,37 @@ type Source struct {
 	StartT int64
 }
 
-// EpisodeTimes lists the journal times T_k (ns) of an episode's frames,
-// non-decreasing; see FrameTimes for the frame clock.
+// EpisodeTimes gives the journal times T_k (ns) of an episode's frames,
+// non-decreasing: either listed in Times, or, when Times is nil, as the
+// frame clock FrameTimes(Start, Length, fps) of the export's fps. The
+// compact form is expanded one episode at a time, so a long session's frame
+// times are never all in memory.
 type EpisodeTimes struct {
-	Times []int64
+	Times  []int64
+	Start  int64
+	Length int
+}
+
+// times returns the episode's frame times at fps.
+func (e EpisodeTimes) times(fps int) []int64 {
+	if e.Times != nil {
+		return e.Times
+	}
+	return FrameTimes(e.Start, e.Length, fps)
+}
+
+// bounds returns the episode's frame count and first and last frame times.
+func (e EpisodeTimes) bounds(fps int) (n int, first, last int64) {
+	if e.Times != nil {
+		if len(e.Times) == 0 {
+			return 0, 0, 0
+		}
+		return len(e.Times), e.Times[0], e.Times[len(e.Times)-1]
+	}
+	if e.Length <= 0 {
+		return 0, 0, 0
+	}
+	return e.Length, e.Start, e.Start + (2*int64(e.Length-1)*1e9+int64(fps))/(2*int64(fps))
 }
 
 // FrameTimes expands the frame clock of export-semantics.md: frame k of an
@@ -407,16 +434,20 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 	x.period = new(big.Rat).SetFrac64(1e9, int64(opts.SourceFPS))
 	var last int64
 	for e, ep := range episodes {
-		if len(ep.Times) == 0 {
+		n, first, end := ep.bounds(opts.FPS)
+		if n == 0 {
 			return res, fmt.Errorf("export: episode %d has no frames", e)
 		}
-		for k, t := range ep.Times {
-			if (e > 0 || k > 0) && t < last {
-				return res, fmt.Errorf("export: episode %d frame %d: time %d before the previous frame's %d", e, k, t, last)
-			}
-			last = t
+		if e > 0 && first < last {
+			return res, fmt.Errorf("export: episode %d frame 0: time %d before the previous frame's %d", e, first, last)
 		}
-		x.total += len(ep.Times)
+		for k, t := range ep.Times {
+			if k > 0 && t < ep.Times[k-1] {
+				return res, fmt.Errorf("export: episode %d frame %d: time %d before the previous frame's %d", e, k, t, ep.Times[k-1])
+			}
+		}
+		last = end
+		x.total += n
 	}
 	cursor := newSourceCursor(sources, opts.DecoderThreads)
 	x.src = startPrefetch(cursor, 2)
@@ -439,7 +470,7 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 	x.spec = x.encoderSpec(x.next.frame)
 
 	for e, ep := range episodes {
-		r, err := x.episode(ctx, e, ep.Times)
+		r, err := x.episode(ctx, e, ep.times(opts.FPS))
 		if err != nil {
 			return res, err
 		}

@@ -584,3 +584,49 @@ func TestExportColourTags(t *testing.T) {
 		}
 	}
 }
+
+// TestExportCompactEpisodeTimes proves the compact frame-clock form of
+// EpisodeTimes selects exactly the frames the listed form does.
+func TestExportCompactEpisodeTimes(t *testing.T) {
+	cam := cameraFixtures(t)[1]
+	const fps = 30
+	listed := testEpisodes(fps)
+	compact := make([]EpisodeTimes, len(listed))
+	for i, ep := range listed {
+		compact[i] = EpisodeTimes{Start: ep.Times[0], Length: len(ep.Times)}
+		if n, first, last := compact[i].bounds(fps); n != len(ep.Times) || first != ep.Times[0] || last != ep.Times[n-1] {
+			t.Fatalf("episode %d bounds %d %d %d, want %d %d %d", i, n, first, last, len(ep.Times), ep.Times[0], ep.Times[len(ep.Times)-1])
+		}
+	}
+	dir := t.TempDir()
+	run := func(name string, eps []EpisodeTimes) CameraResult {
+		res, err := ExportCamera(context.Background(), cam.sources(), eps, ExportOptions{
+			FPS: fps, Encoder: EncoderOptions{Codec: EncoderX264}, RecordChoices: true,
+			FilePath: func(c, f int) string { return filepath.Join(dir, fmt.Sprintf("%s-%d-%d.mp4", name, c, f)) },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	a, b := run("listed", listed), run("compact", compact)
+	for e := range a.Episodes {
+		if fmt.Sprint(a.Episodes[e].Choices) != fmt.Sprint(b.Episodes[e].Choices) || a.Episodes[e].Gaps != b.Episodes[e].Gaps {
+			t.Errorf("episode %d: compact form chose other frames", e)
+		}
+	}
+	checkExport(t, cam, compact2listed(compact, fps), fps, b, EncoderX264)
+	if _, err := ExportCamera(context.Background(), cam.sources(), []EpisodeTimes{compact[1], compact[0]}, ExportOptions{
+		FPS: fps, FilePath: func(c, f int) string { return filepath.Join(dir, "bad.mp4") },
+	}); err == nil {
+		t.Error("episodes going back in time were accepted")
+	}
+}
+
+func compact2listed(eps []EpisodeTimes, fps int) []EpisodeTimes {
+	out := make([]EpisodeTimes, len(eps))
+	for i, ep := range eps {
+		out[i] = EpisodeTimes{Times: ep.times(fps)}
+	}
+	return out
+}
