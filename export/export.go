@@ -199,7 +199,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 		}
 	}()
 
-	cams, err := exportCameras(ctx, j, p, st.Dir(), shardDir, enc, opts, rep)
+	cams, manifest, err := exportCameras(ctx, j, p, st.Dir(), shardDir, enc, opts, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -220,6 +220,11 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	b, err := shard.NewBuilder(st.Dir(), features, shard.Options{FPS: fps, RobotType: robot, DataFileSizeBytes: opts.DataFileSizeBytes})
 	if err != nil {
 		return nil, err
+	}
+	if manifest != nil {
+		if err := b.WriteCeresJSON(videoManifestName, manifest); err != nil {
+			return nil, err
+		}
 	}
 	if err := writeRows(ctx, j, p, b, rowFeatures, cams, applied, opts, rep); err != nil {
 		return nil, err
@@ -276,7 +281,7 @@ func videoKey(stream string) string { return "observation.images." + stream }
 
 // exportCameras cuts and encodes every camera that has media files, up to
 // Concurrency at a time, into the staging directory.
-func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, shardDir string, enc video.EncoderOptions, opts Options, rep *Report) ([]camera, error) {
+func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, shardDir string, enc video.EncoderOptions, opts Options, rep *Report) ([]camera, *videoManifest, error) {
 	var streams []journal.Stream
 	for _, s := range j.Info.Streams {
 		if s.Kind != journal.KindVideo {
@@ -289,7 +294,7 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, s
 		streams = append(streams, s)
 	}
 	if len(streams) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	episodes := make([]video.EpisodeTimes, len(p.Episodes))
 	for i, ep := range p.Episodes {
@@ -297,8 +302,8 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, s
 	}
 	prevDir, prev := "", videoManifest{}
 	if !opts.NoVideoReuse {
-		if d, err := previousShard(shardDir); err == nil {
-			prevDir, prev = d, readVideoManifest(d)
+		if p, err := shard.OpenPrevious(shardDir); err == nil && p != nil {
+			prevDir, prev = p.Root, readVideoManifest(p.Root)
 		}
 	}
 	encode := video.ExportCamera
@@ -388,13 +393,10 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, s
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slices.Sort(rep.VideoReused)
-	if err := writeJSONFile(filepath.Join(dir, filepath.FromSlash(videoManifestPath)), manifest); err != nil {
-		return nil, err
-	}
-	return cams, nil
+	return cams, &manifest, nil
 }
 
 func mediaOf(j *journal.Journal, stream string) []journal.Media {

@@ -4,10 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -15,10 +13,11 @@ import (
 	"github.com/ceres-robotics/ceres-export/video"
 )
 
-// videoManifestPath is where a shard records, per camera, the content key of
-// its encoded video and what the encoder produced, so that a re-export can
-// take the video over instead of encoding it again.
-const videoManifestPath = "ceres/videos.json"
+// videoManifestName is the file under ceres/ where a shard records, per
+// camera, the content key of its encoded video and what the encoder
+// produced, so that a re-export can take the video over instead of encoding
+// it again.
+const videoManifestName = "videos.json"
 
 // videoCacheVersion changes whenever the video stage would produce different
 // files from the same inputs; old shards' videos are then not reused.
@@ -101,7 +100,7 @@ func fileSHA256(path string) (string, int64, error) {
 // one (or no shard) yields an empty manifest.
 func readVideoManifest(dir string) videoManifest {
 	var m videoManifest
-	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(videoManifestPath)))
+	b, err := os.ReadFile(filepath.Join(dir, "ceres", videoManifestName))
 	if err != nil || json.Unmarshal(b, &m) != nil || m.Version != videoCacheVersion {
 		return videoManifest{}
 	}
@@ -171,42 +170,4 @@ func relativeSources(sessionDir string, res *video.CameraResult) {
 	for i := range res.Files {
 		res.Files[i].Path = ""
 	}
-}
-
-var errNoPrevious = errors.New("no previous shard")
-
-// previousShard returns dest when it holds a shard to reuse video from.
-func previousShard(dest string) (string, error) {
-	st, err := os.Stat(filepath.Join(dest, "meta", "info.json"))
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && !st.Mode().IsRegular()) {
-		return "", errNoPrevious
-	}
-	if err != nil {
-		return "", err
-	}
-	return dest, nil
-}
-
-// writeJSONFile writes v as indented JSON and syncs it.
-func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -356,13 +356,21 @@ func (b *Builder) Finish(report any) error {
 		return fmt.Errorf("shard: %w", err)
 	}
 	if report != nil {
-		data, err := marshalReport(report)
-		if err != nil {
-			return fmt.Errorf("shard: export report: %w", err)
-		}
-		if err := writeFileSync(filepath.Join(b.dir, "ceres", "export-report.json"), data); err != nil {
-			return fmt.Errorf("shard: %w", err)
-		}
+		return b.WriteCeresJSON("export-report.json", report)
+	}
+	return nil
+}
+
+// WriteCeresJSON writes v to ceres/<name> as deterministic JSON (struct
+// field order, sorted map keys, two-space indent, trailing newline) and
+// syncs it: the exporter's own files beside LeRobot's.
+func (b *Builder) WriteCeresJSON(name string, v any) error {
+	data, err := marshalReport(v)
+	if err != nil {
+		return fmt.Errorf("shard: ceres/%s: %w", name, err)
+	}
+	if err := writeFileSync(filepath.Join(b.dir, "ceres", name), data); err != nil {
+		return fmt.Errorf("shard: %w", err)
 	}
 	return nil
 }
