@@ -267,7 +267,7 @@ func writeReferenceRows(tb testing.TB, path string, ref *referenceRows) {
 // rowsStageRounds is how many times each side runs per benchmark
 // iteration, alternating, so that one iteration (make bench runs
 // -benchtime 1x) already spreads over the machine's changing load.
-const rowsStageRounds = 7
+const rowsStageRounds = 15
 
 // BenchmarkExportRowsStage measures the export's rows stage as the goal
 // defines it, journal samples to finished Parquet: the row assembler

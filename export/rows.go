@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/plan"
@@ -24,7 +25,8 @@ type holder struct {
 	batch *journal.Batch // current batch, nil before the first and after the last
 	next  int            // index in batch of the first sample not yet held
 	eof   bool
-	reads int // batches read, for tests of skipTo
+	reads int   // batches read, for tests of skipTo
+	until int64 // the cursor's read-ahead bound: the last frame time needed
 
 	// The held sample: either in batch at heldIdx, or copied into heldVals
 	// (heldIdx < 0) when its batch was left behind.
@@ -32,11 +34,18 @@ type holder struct {
 	heldT    int64
 	heldIdx  int
 	heldVals [][]byte
+
+	// vals holds, per field, the bytes of the value the last frame took,
+	// in state valsState; fresh says they still are that value (any move
+	// of the held sample or of the batch under it clears it).
+	vals      [][]byte
+	valsState sampleState
+	fresh     bool
 }
 
 func newHolder(j *journal.Journal, stream int) (*holder, error) {
 	s := j.Info.Streams[stream]
-	h := &holder{j: j, id: s.ID}
+	h := &holder{j: j, id: s.ID, vals: make([][]byte, len(s.Fields)), until: math.MaxInt64}
 	if s.RateHz > 0 {
 		h.period = int64(math.Round(1e9 / s.RateHz))
 	}
@@ -51,7 +60,8 @@ func (h *holder) open() error {
 	if err != nil {
 		return err
 	}
-	h.cursor, h.batch, h.next, h.eof, h.have = c, nil, 0, false, false
+	h.cursor, h.batch, h.next, h.eof, h.have, h.fresh = c, nil, 0, false, false, false
+	c.ReadAhead(h.until)
 	return nil
 }
 
@@ -80,7 +90,7 @@ func (h *holder) load() (bool, error) {
 			}
 			return false, nil
 		}
-		h.batch, h.next = h.cursor.Batch(), 0
+		h.batch, h.next, h.fresh = h.cursor.Batch(), 0, false
 		h.reads++
 	}
 	return true, nil
@@ -94,7 +104,15 @@ func (h *holder) copyHeld() {
 		size := h.batch.FieldSize(f)
 		h.heldVals[f] = append(h.heldVals[f][:0], h.batch.Fields[f][h.heldIdx*size:(h.heldIdx+1)*size]...)
 	}
-	h.heldIdx = -1
+	h.heldIdx, h.fresh = -1, false
+}
+
+// needUntil says that no frame after time t is coming before the next
+// needUntil: the cursor need not read ahead beyond the batch that holds
+// the latest sample at or before t (and the one after it).
+func (h *holder) needUntil(t int64) {
+	h.until = t
+	h.cursor.ReadAhead(t)
 }
 
 // skipTo moves the cursor over the batches whose samples are all older
@@ -125,7 +143,7 @@ func (h *holder) skipTo(t int64) error {
 		h.copyHeld() // the seek invalidates the batch
 	}
 	h.cursor.SeekTime(from)
-	h.batch, h.next = nil, 0
+	h.batch, h.next, h.fresh = nil, 0, false
 	ok, err := h.load()
 	if err != nil {
 		return err
@@ -136,7 +154,7 @@ func (h *holder) skipTo(t int64) error {
 	// The latest sample at or before t was in the skipped batches (or the
 	// stream ended before them): read them after all.
 	h.cursor.SeekTime(resume)
-	h.batch, h.next, h.eof = nil, 0, false
+	h.batch, h.next, h.eof, h.fresh = nil, 0, false, false
 	return nil
 }
 
@@ -170,7 +188,7 @@ func (h *holder) advance(t int64) (sampleState, error) {
 		if !ok || h.batch.Times[h.next] > t {
 			break
 		}
-		h.have, h.heldT, h.heldIdx = true, h.batch.Times[h.next], h.next
+		h.have, h.heldT, h.heldIdx, h.fresh = true, h.batch.Times[h.next], h.next, false
 		h.next++
 	}
 	switch {
@@ -186,19 +204,32 @@ func (h *holder) advance(t int64) (sampleState, error) {
 	}
 }
 
-// value returns the raw bytes of field f of the sample a frame takes: the held
-// one, or for a back-filled frame the stream's first.
-func (h *holder) value(f int, state sampleState) []byte {
-	if state == sampleBackFilled {
-		size := h.batch.FieldSize(f)
-		return h.batch.Fields[f][h.next*size : (h.next+1)*size]
+// values returns, per field, the raw bytes of the value a frame takes in
+// state: the held sample's, or for a back-filled frame the stream's first.
+// They are valid until the next advance.
+func (h *holder) values(state sampleState) [][]byte {
+	if h.fresh && h.valsState == state {
+		return h.vals
 	}
-	if h.heldIdx < 0 {
-		return h.heldVals[f]
+	for f := range h.vals {
+		switch {
+		case state == sampleBackFilled:
+			size := h.batch.FieldSize(f)
+			h.vals[f] = h.batch.Fields[f][h.next*size : (h.next+1)*size]
+		case h.heldIdx < 0:
+			h.vals[f] = h.heldVals[f]
+		default:
+			size := h.batch.FieldSize(f)
+			h.vals[f] = h.batch.Fields[f][h.heldIdx*size : (h.heldIdx+1)*size]
+		}
 	}
-	size := h.batch.FieldSize(f)
-	return h.batch.Fields[f][h.heldIdx*size : (h.heldIdx+1)*size]
+	h.valsState, h.fresh = state, true
+	return h.vals
 }
+
+// value returns the raw bytes of field f of the value a frame takes in
+// state (see values).
+func (h *holder) value(f int, state sampleState) []byte { return h.values(state)[f] }
 
 // SensorCounts are the per-stream frame counts the report carries.
 type SensorCounts struct {
@@ -211,10 +242,12 @@ type SensorCounts struct {
 type rowAssembler struct {
 	features []rowFeature
 	holders  []*holder       // in SESSION order of their streams' first use
-	states   []sampleState   // per holder, for the frame being assembled
 	sensors  []*SensorCounts // per holder
 	parts    [][]partSource  // per feature, its parts resolved to holders
 	counts   map[string]*SensorCounts
+	dests    [][]partDest // per holder, the parts its stream feeds
+	colBytes [][]byte     // per feature, its column's memory for raw copies
+	times    []int64      // the frame times of the episode being assembled
 }
 
 // partSource is one part of a feature with its holder and its place in the
@@ -223,6 +256,20 @@ type partSource struct {
 	fieldRef
 	holder int // index in rowAssembler.holders
 	offset int
+	// raw says the journal's bytes are the column's bytes: same dtype (not
+	// bool, whose nonzero bytes must become true) on a little-endian host,
+	// so a value is copied, not decoded.
+	raw      bool
+	elemSize int // bytes per element of the column when raw
+	size     int // bytes per value in the journal
+	narrow   bool // float64 in the journal, float32 in the column
+}
+
+// partDest is a feature part seen from its holder: where its values go.
+type partDest struct {
+	feature int // index in rowAssembler.features
+	width   int // elements per row of the feature
+	part    *partSource
 }
 
 func newRowAssembler(j *journal.Journal, features []rowFeature) (*rowAssembler, error) {
@@ -246,12 +293,23 @@ func newRowAssembler(j *journal.Journal, features []rowFeature) (*rowAssembler, 
 				ra.sensors = append(ra.sensors, c)
 				ra.counts[h.id] = c
 			}
-			parts = append(parts, partSource{fieldRef: p, holder: hi, offset: offset})
+			ps := partSource{fieldRef: p, holder: hi, offset: offset, size: p.elems * journal.DtypeSize(p.dtype)}
+			if size := rawElemSize(f.Dtype); size > 0 && p.dtype == f.Dtype && hostLittleEndian() {
+				ps.raw, ps.elemSize = true, size
+			}
+			ps.narrow = p.dtype == journal.DtypeFloat64 && f.Dtype == shard.DtypeFloat32
+			parts = append(parts, ps)
 			offset += p.elems
 		}
 		ra.parts = append(ra.parts, parts)
 	}
-	ra.states = make([]sampleState, len(ra.holders))
+	ra.dests = make([][]partDest, len(ra.holders))
+	for i, parts := range ra.parts {
+		for j := range parts {
+			p := &parts[j]
+			ra.dests[p.holder] = append(ra.dests[p.holder], partDest{feature: i, width: features[i].Shape[0], part: p})
+		}
+	}
 	return ra, nil
 }
 
@@ -266,47 +324,148 @@ func (ra *rowAssembler) close() error {
 }
 
 // episode fills b with the rows of episode ep at fps. Every column is sized
-// to the episode first and each frame's values are decoded in place.
+// to the episode first; then each stream in turn is followed through the
+// episode's frames and its values copied or decoded in place.
 func (ra *rowAssembler) episode(ep plan.Episode, fps int, b *shard.EpisodeBatch) error {
 	n := ep.Length
 	b.Len = n
+	if cap(ra.colBytes) < len(ra.features) {
+		ra.colBytes = make([][]byte, len(ra.features))
+	}
+	colBytes := ra.colBytes[:len(ra.features)]
 	for i, f := range ra.features {
 		sizeColumn(&b.Columns[i], f.Dtype, n*f.Shape[0])
+		colBytes[i] = columnBytes(&b.Columns[i], f.Dtype)
 	}
-	if n > 0 {
-		t := plan.FrameTime(ep.Start, 0, fps)
-		for _, h := range ra.holders {
-			if err := h.skipTo(t); err != nil {
-				return err
-			}
-		}
+	if n == 0 {
+		return nil
 	}
-	for k := 0; k < n; k++ {
-		t := plan.FrameTime(ep.Start, k, fps)
-		for hi, h := range ra.holders {
-			st, err := h.advance(t)
-			if err != nil {
-				return err
-			}
-			switch st {
-			case sampleMissing:
-				return fmt.Errorf("stream %s has no samples: episode %d frame %d has no value", h.id, ep.Index, k)
-			case sampleStale:
-				ra.sensors[hi].Stale++
-			case sampleBackFilled:
-				ra.sensors[hi].BackFilled++
-			}
-			ra.states[hi] = st
+	times := resize(ra.times, n)
+	ra.times = times
+	for k := range times {
+		times[k] = plan.FrameTime(ep.Start, k, fps)
+	}
+	for hi, h := range ra.holders {
+		h.needUntil(times[n-1])
+		if err := h.skipTo(times[0]); err != nil {
+			return err
 		}
-		for i, f := range ra.features {
-			c := &b.Columns[i]
-			row := k * f.Shape[0]
-			for _, p := range ra.parts[i] {
-				decodeValue(c, f.Dtype, row+p.offset, p.fieldRef, ra.holders[p.holder].value(p.field, ra.states[p.holder]))
-			}
+		if err := ra.follow(hi, ep, times, b); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// follow advances holder hi through the frame times and stores, for each
+// frame, its value in every feature part that the holder's stream feeds.
+func (ra *rowAssembler) follow(hi int, ep plan.Episode, times []int64, b *shard.EpisodeBatch) error {
+	h, counts, dests := ra.holders[hi], ra.sensors[hi], ra.dests[hi]
+	for k := 0; k < len(times); k++ {
+		t := times[k]
+		// Fast path: the held sample and the next one are in the current
+		// batch, so the held sample for t is found there. It leaves the
+		// holder as advance would.
+		if h.have && h.heldIdx >= 0 && t >= h.heldT {
+			bt := h.batch.Times
+			next := h.next
+			for next < len(bt) && bt[next] <= t {
+				next++
+			}
+			if next < len(bt) {
+				if next != h.next {
+					h.next, h.heldIdx, h.heldT, h.fresh = next, next-1, bt[next-1], false
+				}
+				if h.period > 0 && t-h.heldT > 2*h.period {
+					counts.Stale++
+				}
+				ra.store(dests, k, b, h.batch.Fields, h.heldIdx)
+				continue
+			}
+		}
+		st, err := h.advance(t)
+		if err != nil {
+			return err
+		}
+		switch st {
+		case sampleMissing:
+			return fmt.Errorf("stream %s has no samples: episode %d frame %d has no value", h.id, ep.Index, k)
+		case sampleStale:
+			counts.Stale++
+		case sampleBackFilled:
+			counts.BackFilled++
+		}
+		ra.store(dests, k, b, h.values(st), 0)
+	}
+	return nil
+}
+
+// store puts frame k's value of every part in dests into its column: the
+// idx-th value of each field's raw bytes in fields.
+func (ra *rowAssembler) store(dests []partDest, k int, b *shard.EpisodeBatch, fields [][]byte, idx int) {
+	for _, d := range dests {
+		p := d.part
+		v := fields[p.field][idx*p.size : (idx+1)*p.size]
+		at := k*d.width + p.offset
+		switch {
+		case p.raw:
+			copy(ra.colBytes[d.feature][at*p.elemSize:], v)
+			continue
+		case p.narrow:
+			dst := b.Columns[d.feature].Float32[at : at+p.elems]
+			for e := range dst {
+				dst[e] = float32(math.Float64frombits(binary.LittleEndian.Uint64(v[8*e:])))
+			}
+			continue
+		}
+		decodeValue(&b.Columns[d.feature], ra.features[d.feature].Dtype, at, p.fieldRef, v)
+	}
+}
+
+// hostLittleEndian reports whether this machine stores numbers
+// little-endian, as the journal does.
+func hostLittleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
+
+// rawElemSize is the byte size of one element of a numeric dtype whose Go
+// and journal representations are the same bytes; 0 for bool and others.
+func rawElemSize(dtype string) int {
+	switch dtype {
+	case shard.DtypeFloat32, shard.DtypeInt32:
+		return 4
+	case shard.DtypeFloat64, shard.DtypeInt64:
+		return 8
+	case shard.DtypeUint8:
+		return 1
+	}
+	return 0
+}
+
+// columnBytes views the memory of c's slice for dtype as bytes (nil for
+// dtypes rawElemSize does not cover).
+func columnBytes(c *shard.ColumnData, dtype string) []byte {
+	switch dtype {
+	case shard.DtypeFloat32:
+		return sliceBytes(c.Float32)
+	case shard.DtypeFloat64:
+		return sliceBytes(c.Float64)
+	case shard.DtypeInt32:
+		return sliceBytes(c.Int32)
+	case shard.DtypeInt64:
+		return sliceBytes(c.Int64)
+	case shard.DtypeUint8:
+		return c.Uint8
+	}
+	return nil
+}
+
+func sliceBytes[T float32 | float64 | int32 | int64](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
 // sizeColumn makes the slice of c for dtype n long (reusing its storage).

@@ -10,9 +10,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// dtypeSize returns the byte size of one element of dtype, or 0 for a dtype
+// DtypeSize returns the byte size of one element of dtype, or 0 for a dtype
 // the format does not define.
-func dtypeSize(dtype string) int {
+func DtypeSize(dtype string) int {
 	switch dtype {
 	case DtypeFloat32, DtypeInt32:
 		return 4
@@ -43,7 +43,7 @@ type streamLayout struct {
 func layoutOf(s *Stream) (*streamLayout, error) {
 	l := &streamLayout{fields: make([]fieldLayout, len(s.Fields))}
 	for i, f := range s.Fields {
-		es := dtypeSize(f.Dtype)
+		es := DtypeSize(f.Dtype)
 		if es == 0 {
 			return nil, fmt.Errorf("fields[%d] %q: dtype %q is not one of float32, float64, int32, int64, uint8, bool", i, f.Name, f.Dtype)
 		}

@@ -510,8 +510,17 @@ func (w *DataWriter) finishFile() error {
 		return nil
 	}
 	err := w.pw.Close()
+	var verr error
 	if err == nil {
+		// Read the footer back while the file is synced: the bytes read are
+		// the ones written either way, and the sync is mostly waiting.
+		verified := make(chan struct{})
+		go func() {
+			defer close(verified)
+			verr = verifyDataFile(w.file.Name(), w.fileFrames, w.fileEps)
+		}()
 		err = w.file.Sync()
+		<-verified
 	}
 	if cerr := w.file.Close(); err == nil {
 		err = cerr
@@ -519,8 +528,8 @@ func (w *DataWriter) finishFile() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", w.file.Name(), err)
 	}
-	if err := verifyDataFile(w.file.Name(), w.fileFrames, w.fileEps); err != nil {
-		return err
+	if verr != nil {
+		return verr
 	}
 	w.written = append(w.written, fmt.Sprintf(dataPathTemplate, w.chunk, w.fileIdx))
 	w.pw, w.file = nil, nil
@@ -592,16 +601,13 @@ func (w *DataWriter) writeColumn(cw *parquet.ColumnWriter, f Feature, c *ColumnD
 			}
 		}
 		if f.isVector() {
-			for i := range vals {
-				vals[i].SetDefinitionLevel(1)
-			}
-			for i := width; i < len(vals); i += width {
-				for j := i - width + 1; j < i; j++ {
-					vals[j].SetRepetitionLevel(1)
+			for r := 0; r < len(vals); r += width {
+				row := vals[r : r+width]
+				row[0].SetDefinitionLevel(1)
+				for j := 1; j < len(row); j++ {
+					row[j].SetRepetitionLevel(1)
+					row[j].SetDefinitionLevel(1)
 				}
-			}
-			for j := len(vals) - width + 1; j < len(vals); j++ {
-				vals[j].SetRepetitionLevel(1)
 			}
 		}
 		if _, err := cw.WriteRowValues(vals); err != nil {
