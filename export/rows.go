@@ -260,8 +260,8 @@ type partSource struct {
 	// bool, whose nonzero bytes must become true) on a little-endian host,
 	// so a value is copied, not decoded.
 	raw      bool
-	elemSize int // bytes per element of the column when raw
-	size     int // bytes per value in the journal
+	elemSize int  // bytes per element of the column when raw
+	size     int  // bytes per value in the journal
 	narrow   bool // float64 in the journal, float32 in the column
 }
 

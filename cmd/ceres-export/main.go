@@ -9,13 +9,22 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/ceres-robotics/ceres-export/video"
 )
+
+// largeAllocation is the size from which C allocations get a mapping of
+// their own: glibc's default starting threshold, held fixed.
+const largeAllocation = 128 << 10
 
 func main() {
 	// The exporter streams: its live heap stays small (a few MB) whatever
 	// the session's length, and a tighter GC target keeps the process's
 	// footprint flat instead of letting the heap double between cycles.
 	debug.SetGCPercent(50)
+	// Likewise for the C heap: FFmpeg's growing MP4 index must not leave
+	// holes behind in it (see video.MapLargeAllocations).
+	video.MapLargeAllocations(largeAllocation)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Main(ctx, os.Args[1:], streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	stop()
