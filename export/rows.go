@@ -35,12 +35,7 @@ type holder struct {
 	heldIdx  int
 	heldVals [][]byte
 
-	// vals holds, per field, the bytes of the value the last frame took,
-	// in state valsState; fresh says they still are that value (any move
-	// of the held sample or of the batch under it clears it).
-	vals      [][]byte
-	valsState sampleState
-	fresh     bool
+	vals [][]byte // values' result, reused
 }
 
 func newHolder(j *journal.Journal, stream int) (*holder, error) {
@@ -60,7 +55,7 @@ func (h *holder) open() error {
 	if err != nil {
 		return err
 	}
-	h.cursor, h.batch, h.next, h.eof, h.have, h.fresh = c, nil, 0, false, false, false
+	h.cursor, h.batch, h.next, h.eof, h.have = c, nil, 0, false, false
 	c.ReadAhead(h.until)
 	return nil
 }
@@ -90,7 +85,7 @@ func (h *holder) load() (bool, error) {
 			}
 			return false, nil
 		}
-		h.batch, h.next, h.fresh = h.cursor.Batch(), 0, false
+		h.batch, h.next = h.cursor.Batch(), 0
 		h.reads++
 	}
 	return true, nil
@@ -104,7 +99,7 @@ func (h *holder) copyHeld() {
 		size := h.batch.FieldSize(f)
 		h.heldVals[f] = append(h.heldVals[f][:0], h.batch.Fields[f][h.heldIdx*size:(h.heldIdx+1)*size]...)
 	}
-	h.heldIdx, h.fresh = -1, false
+	h.heldIdx = -1
 }
 
 // needUntil says that no frame after time t is coming before the next
@@ -143,7 +138,7 @@ func (h *holder) skipTo(t int64) error {
 		h.copyHeld() // the seek invalidates the batch
 	}
 	h.cursor.SeekTime(from)
-	h.batch, h.next, h.fresh = nil, 0, false
+	h.batch, h.next = nil, 0
 	ok, err := h.load()
 	if err != nil {
 		return err
@@ -154,7 +149,7 @@ func (h *holder) skipTo(t int64) error {
 	// The latest sample at or before t was in the skipped batches (or the
 	// stream ended before them): read them after all.
 	h.cursor.SeekTime(resume)
-	h.batch, h.next, h.eof, h.fresh = nil, 0, false, false
+	h.batch, h.next, h.eof = nil, 0, false
 	return nil
 }
 
@@ -188,7 +183,7 @@ func (h *holder) advance(t int64) (sampleState, error) {
 		if !ok || h.batch.Times[h.next] > t {
 			break
 		}
-		h.have, h.heldT, h.heldIdx, h.fresh = true, h.batch.Times[h.next], h.next, false
+		h.have, h.heldT, h.heldIdx = true, h.batch.Times[h.next], h.next
 		h.next++
 	}
 	switch {
@@ -208,9 +203,6 @@ func (h *holder) advance(t int64) (sampleState, error) {
 // state: the held sample's, or for a back-filled frame the stream's first.
 // They are valid until the next advance.
 func (h *holder) values(state sampleState) [][]byte {
-	if h.fresh && h.valsState == state {
-		return h.vals
-	}
 	for f := range h.vals {
 		switch {
 		case state == sampleBackFilled:
@@ -223,7 +215,6 @@ func (h *holder) values(state sampleState) [][]byte {
 			h.vals[f] = h.batch.Fields[f][h.heldIdx*size : (h.heldIdx+1)*size]
 		}
 	}
-	h.valsState, h.fresh = state, true
 	return h.vals
 }
 
@@ -243,7 +234,6 @@ type rowAssembler struct {
 	features []rowFeature
 	holders  []*holder       // in SESSION order of their streams' first use
 	sensors  []*SensorCounts // per holder
-	parts    [][]partSource  // per feature, its parts resolved to holders
 	counts   map[string]*SensorCounts
 	dests    [][]partDest // per holder, the parts its stream feeds
 	colBytes [][]byte     // per feature, its column's memory for raw copies
@@ -275,6 +265,7 @@ type partDest struct {
 func newRowAssembler(j *journal.Journal, features []rowFeature) (*rowAssembler, error) {
 	ra := &rowAssembler{features: features, counts: map[string]*SensorCounts{}}
 	byStream := map[int]int{}
+	var featureParts [][]partSource // per feature, its parts resolved to holders
 	for _, f := range features {
 		var parts []partSource
 		offset := 0
@@ -294,17 +285,17 @@ func newRowAssembler(j *journal.Journal, features []rowFeature) (*rowAssembler, 
 				ra.counts[h.id] = c
 			}
 			ps := partSource{fieldRef: p, holder: hi, offset: offset, size: p.elems * journal.DtypeSize(p.dtype)}
-			if size := rawElemSize(f.Dtype); size > 0 && p.dtype == f.Dtype && hostLittleEndian() {
-				ps.raw, ps.elemSize = true, size
+			if p.dtype == f.Dtype && p.dtype != journal.DtypeBool && hostLittleEndian() {
+				ps.raw, ps.elemSize = true, journal.DtypeSize(p.dtype)
 			}
 			ps.narrow = p.dtype == journal.DtypeFloat64 && f.Dtype == shard.DtypeFloat32
 			parts = append(parts, ps)
 			offset += p.elems
 		}
-		ra.parts = append(ra.parts, parts)
+		featureParts = append(featureParts, parts)
 	}
 	ra.dests = make([][]partDest, len(ra.holders))
-	for i, parts := range ra.parts {
+	for i, parts := range featureParts {
 		for j := range parts {
 			p := &parts[j]
 			ra.dests[p.holder] = append(ra.dests[p.holder], partDest{feature: i, width: features[i].Shape[0], part: p})
@@ -374,7 +365,7 @@ func (ra *rowAssembler) follow(hi int, ep plan.Episode, times []int64, b *shard.
 			}
 			if next < len(bt) {
 				if next != h.next {
-					h.next, h.heldIdx, h.heldT, h.fresh = next, next-1, bt[next-1], false
+					h.next, h.heldIdx, h.heldT = next, next-1, bt[next-1]
 				}
 				if h.period > 0 && t-h.heldT > 2*h.period {
 					counts.Stale++
@@ -429,22 +420,8 @@ func hostLittleEndian() bool {
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }
 
-// rawElemSize is the byte size of one element of a numeric dtype whose Go
-// and journal representations are the same bytes; 0 for bool and others.
-func rawElemSize(dtype string) int {
-	switch dtype {
-	case shard.DtypeFloat32, shard.DtypeInt32:
-		return 4
-	case shard.DtypeFloat64, shard.DtypeInt64:
-		return 8
-	case shard.DtypeUint8:
-		return 1
-	}
-	return 0
-}
-
-// columnBytes views the memory of c's slice for dtype as bytes (nil for
-// dtypes rawElemSize does not cover).
+// columnBytes views the memory of c's slice for a numeric dtype other than
+// bool as bytes (nil for the others).
 func columnBytes(c *shard.ColumnData, dtype string) []byte {
 	switch dtype {
 	case shard.DtypeFloat32:
