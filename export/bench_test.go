@@ -6,12 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ceres-robotics/ceres-export/internal/benchround"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/plan"
 	"github.com/ceres-robotics/ceres-export/shard"
@@ -304,39 +304,39 @@ func BenchmarkExportRowsStage(b *testing.B) {
 		rows += int64(len(g))
 	}
 	batches := assembleAll(b, in)
-	var ours, theirs, writer, builder, journalRead roundTimes
+	var ours, theirs, writer, builder, journalRead benchround.Times
 	var oursCPU, theirsCPU time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < rowsStageRounds; r++ {
-			t0, c0 := time.Now(), processCPU(b)
+			t0, c0 := time.Now(), benchround.ProcessCPU(b)
 			runRowsStage(b, in, filepath.Join(dir, fmt.Sprintf("ours-%d-%d", i, r)))
-			t1, c1 := time.Now(), processCPU(b)
+			t1, c1 := time.Now(), benchround.ProcessCPU(b)
 			writeReferenceRows(b, filepath.Join(dir, fmt.Sprintf("ref-%d-%d.parquet", i, r)), ref)
-			t2, c2 := time.Now(), processCPU(b)
+			t2, c2 := time.Now(), benchround.ProcessCPU(b)
 			readAllSamples(b, in)
-			t3, c3 := time.Now(), processCPU(b)
-			journalRead.add(c3 - c2)
+			t3, c3 := time.Now(), benchround.ProcessCPU(b)
+			journalRead.Add(c3 - c2)
 			writeBatches(b, in, batches, filepath.Join(dir, fmt.Sprintf("writer-%d-%d", i, r)))
 			t4 := time.Now()
-			writer.add(t4.Sub(t3))
+			writer.Add(t4.Sub(t3))
 			runBuilderStage(b, in, filepath.Join(dir, fmt.Sprintf("builder-%d-%d", i, r)))
-			builder.add(time.Since(t4))
-			ours.add(t1.Sub(t0))
-			theirs.add(t2.Sub(t1))
+			builder.Add(time.Since(t4))
+			ours.Add(t1.Sub(t0))
+			theirs.Add(t2.Sub(t1))
 			oursCPU += c1 - c0
 			theirsCPU += c2 - c1
 		}
 	}
-	b.ReportMetric(float64(rows)/ours.min.Seconds(), "rows/s")
-	b.ReportMetric(float64(rows)/theirs.min.Seconds(), "ref_rows/s")
-	b.ReportMetric(theirs.min.Seconds()/ours.min.Seconds(), "ratio_vs_parquet_go")
-	b.ReportMetric(theirs.total.Seconds()/ours.total.Seconds(), "mean_ratio_vs_parquet_go")
+	b.ReportMetric(float64(rows)/ours.Min.Seconds(), "rows/s")
+	b.ReportMetric(float64(rows)/theirs.Min.Seconds(), "ref_rows/s")
+	b.ReportMetric(theirs.Min.Seconds()/ours.Min.Seconds(), "ratio_vs_parquet_go")
+	b.ReportMetric(theirs.Total.Seconds()/ours.Total.Seconds(), "mean_ratio_vs_parquet_go")
 	b.ReportMetric(theirsCPU.Seconds()/oursCPU.Seconds(), "cpu_ratio_vs_parquet_go")
-	b.ReportMetric(theirs.min.Seconds()/writer.min.Seconds(), "writer_ratio_vs_parquet_go")
-	b.ReportMetric(theirs.min.Seconds()/builder.min.Seconds(), "builder_ratio_vs_parquet_go")
-	b.ReportMetric(float64(journalRead.min.Microseconds())/1e3, "journal_ms")
-	b.ReportMetric(float64(theirs.min.Microseconds())/1e3, "ref_ms")
+	b.ReportMetric(theirs.Min.Seconds()/writer.Min.Seconds(), "writer_ratio_vs_parquet_go")
+	b.ReportMetric(theirs.Min.Seconds()/builder.Min.Seconds(), "builder_ratio_vs_parquet_go")
+	b.ReportMetric(float64(journalRead.Min.Microseconds())/1e3, "journal_ms")
+	b.ReportMetric(float64(theirs.Min.Microseconds())/1e3, "ref_ms")
 }
 
 // readAllSamples reads every sample batch of the streams the features use,
@@ -364,27 +364,4 @@ func readAllSamples(tb testing.TB, in *rowsStageInput) {
 			}
 		}
 	}
-}
-
-// processCPU returns the CPU time (user and system) this process has used.
-func processCPU(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// roundTimes accumulates the durations of benchmark rounds.
-type roundTimes struct {
-	min, total time.Duration
-	n          int
-}
-
-func (r *roundTimes) add(d time.Duration) {
-	if r.n == 0 || d < r.min {
-		r.min = d
-	}
-	r.total += d
-	r.n++
 }

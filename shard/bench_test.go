@@ -5,11 +5,12 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/ceres-robotics/ceres-export/internal/benchround"
 )
 
 // benchRow is the reference row for parquet-go's own writer: the same
@@ -191,55 +192,32 @@ func BenchmarkRowsStage(b *testing.B) {
 		b.Fatal(err)
 	}
 	dir := b.TempDir()
-	var ours, ref, builder, finish roundTimes
+	var ours, ref, builder, finish benchround.Times
 	var oursCPU, refCPU time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < rowsStageRounds; r++ {
 			name := fmt.Sprintf("%d-%d", i, r)
-			t0, c0 := time.Now(), processCPU(b)
+			t0, c0 := time.Now(), benchround.ProcessCPU(b)
 			writeRowsStage(b, filepath.Join(dir, "ours-"+name), d)
-			t1, c1 := time.Now(), processCPU(b)
+			t1, c1 := time.Now(), benchround.ProcessCPU(b)
 			writeReference(b, filepath.Join(dir, "ref-"+name+".parquet"), d, schema, opts)
-			t2, c2 := time.Now(), processCPU(b)
-			finish.add(writeBuilderStage(b, filepath.Join(dir, "builder-"+name), d))
+			t2, c2 := time.Now(), benchround.ProcessCPU(b)
+			finish.Add(writeBuilderStage(b, filepath.Join(dir, "builder-"+name), d))
 			t3 := time.Now()
-			ours.add(t1.Sub(t0))
-			ref.add(t2.Sub(t1))
-			builder.add(t3.Sub(t2))
+			ours.Add(t1.Sub(t0))
+			ref.Add(t2.Sub(t1))
+			builder.Add(t3.Sub(t2))
 			oursCPU += c1 - c0
 			refCPU += c2 - c1
 		}
 	}
-	b.ReportMetric(float64(benchEpisodes*benchFrames)/ours.min.Seconds(), "rows/s")
-	b.ReportMetric(ref.min.Seconds()/ours.min.Seconds(), "ratio_vs_parquet_go")
-	b.ReportMetric(ref.total.Seconds()/ours.total.Seconds(), "mean_ratio_vs_parquet_go")
+	b.ReportMetric(float64(benchEpisodes*benchFrames)/ours.Min.Seconds(), "rows/s")
+	b.ReportMetric(ref.Min.Seconds()/ours.Min.Seconds(), "ratio_vs_parquet_go")
+	b.ReportMetric(ref.Total.Seconds()/ours.Total.Seconds(), "mean_ratio_vs_parquet_go")
 	b.ReportMetric(refCPU.Seconds()/oursCPU.Seconds(), "cpu_ratio_vs_parquet_go")
-	b.ReportMetric(ref.min.Seconds()/builder.min.Seconds(), "builder_ratio_vs_parquet_go")
-	b.ReportMetric(float64(finish.total.Microseconds())/1e3/float64(finish.n), "finish_ms")
-}
-
-// processCPU returns the CPU time (user and system) this process has used.
-func processCPU(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// roundTimes accumulates the durations of benchmark rounds.
-type roundTimes struct {
-	min, total time.Duration
-	n          int
-}
-
-func (r *roundTimes) add(d time.Duration) {
-	if r.n == 0 || d < r.min {
-		r.min = d
-	}
-	r.total += d
-	r.n++
+	b.ReportMetric(ref.Min.Seconds()/builder.Min.Seconds(), "builder_ratio_vs_parquet_go")
+	b.ReportMetric(float64(finish.Total.Microseconds())/1e3/float64(finish.N), "finish_ms")
 }
 
 // TestRowsStageAllocations checks the per-row path does not allocate: the
