@@ -54,10 +54,14 @@ demo: build
 	@echo "demo shard: $(abspath $(DEMO_DIR)/shard)"
 
 # bench: every benchmark once; each reports its goal as a ratio against a
-# reference measured in the same run (ratio_* metrics).
+# reference measured in the same run (ratio_* metrics). -p 1 runs one
+# package's benchmarks at a time: go test otherwise runs packages side by
+# side, and each benchmark would measure its neighbours' load.
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 90m ./... | tee $(CACHE)/bench.txt
+	@rm -f $(CACHE)/bench.failed
+	{ $(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -timeout 90m ./... || touch $(CACHE)/bench.failed; } | tee $(CACHE)/bench.txt
 	@echo "== ratios"; grep -E 'ratio|fraction' $(CACHE)/bench.txt || true
+	@if [ -f $(CACHE)/bench.failed ]; then echo "bench: a benchmark failed" >&2; exit 1; fi
 
 # fuzz runs every fuzz target for FUZZTIME each.
 FUZZTIME ?= 30s

@@ -712,37 +712,11 @@ func (x *exporter) sample(acc *imageAccumulator) error {
 	if yp == nil || up == nil || vp == nil {
 		return errors.New("frame has no planes")
 	}
-	// Coefficients ×256: R = cy·Y' + crv·V', G = cy·Y' − cgu·U' − cgv·V',
-	// B = cy·Y' + cbu·U'.
-	cy, crv, cgu, cgv, cbu := 298, 409, 100, 208, 516
+	m := bt601Matrix
 	if x.bt709 {
-		cy, crv, cgu, cgv, cbu = 298, 459, 55, 136, 541
+		m = bt709Matrix
 	}
-	stride := statsStride(w, h)
-	clamp := func(v int) byte {
-		v = (v + 128) >> 8
-		if v < 0 {
-			return 0
-		}
-		if v > 255 {
-			return 255
-		}
-		return byte(v)
-	}
-	for yy := 0; yy < h; yy += stride {
-		yr := yp[yy*yls:]
-		ur := up[(yy/2)*cls:]
-		vr := vp[(yy/2)*cls:]
-		for xx := 0; xx < w; xx += stride {
-			l := cy * (int(yr[xx]) - 16)
-			u := int(ur[xx/2]) - 128
-			v := int(vr[xx/2]) - 128
-			acc.counts[0][clamp(l+crv*v)]++
-			acc.counts[1][clamp(l-cgu*u-cgv*v)]++
-			acc.counts[2][clamp(l+cbu*u)]++
-		}
-	}
-	acc.frames++
+	acc.addYUV420(yp, yls, up, vp, cls, w, h, statsStride(w, h), m)
 	return nil
 }
 

@@ -66,6 +66,45 @@ type imageAccumulator struct {
 	frames int64
 }
 
+// yuvMatrix holds the coefficients (×256) of a limited-range YUV→RGB
+// conversion: R = y·Y' + rv·V', G = y·Y' − gu·U' − gv·V', B = y·Y' + bu·U'.
+type yuvMatrix struct{ y, rv, gu, gv, bu int }
+
+var (
+	bt601Matrix = yuvMatrix{298, 409, 100, 208, 516}
+	bt709Matrix = yuvMatrix{298, 459, 55, 136, 541}
+)
+
+// addYUV420 adds one yuv420p picture (planes y, u, v with line sizes yls and
+// cls), subsampled by stride, converted to RGB by m in integer arithmetic
+// (rounded, clamped to 0..255).
+func (a *imageAccumulator) addYUV420(yp []byte, yls int, up, vp []byte, cls int, w, h, stride int, m yuvMatrix) {
+	clamp := func(v int) byte {
+		v = (v + 128) >> 8
+		if v < 0 {
+			return 0
+		}
+		if v > 255 {
+			return 255
+		}
+		return byte(v)
+	}
+	for yy := 0; yy < h; yy += stride {
+		yr := yp[yy*yls : yy*yls+w]
+		ur := up[(yy/2)*cls : (yy/2)*cls+(w+1)/2]
+		vr := vp[(yy/2)*cls : (yy/2)*cls+(w+1)/2]
+		for xx := 0; xx < len(yr); xx += stride {
+			l := m.y * (int(yr[xx]) - 16)
+			u := int(ur[xx/2]) - 128
+			v := int(vr[xx/2]) - 128
+			a.counts[0][clamp(l+m.rv*v)]++
+			a.counts[1][clamp(l-m.gu*u-m.gv*v)]++
+			a.counts[2][clamp(l+m.bu*u)]++
+		}
+	}
+	a.frames++
+}
+
 // addRGB adds one packed RGB24 picture (stride ls), subsampled by stride.
 func (a *imageAccumulator) addRGB(pix []byte, ls, w, h, stride int) {
 	for y := 0; y < h; y += stride {

@@ -153,3 +153,76 @@ func TestAggregateImageStats(t *testing.T) {
 		t.Errorf("map has %d keys", len(m))
 	}
 }
+
+// refYUVPixel converts one limited-range YUV pixel as the formula reads
+// (coefficients ×256, rounded, clamped), independent of the tables.
+func refYUVPixel(y, u, v byte, bt709 bool) [3]byte {
+	cy, crv, cgu, cgv, cbu := 298, 409, 100, 208, 516
+	if bt709 {
+		cy, crv, cgu, cgv, cbu = 298, 459, 55, 136, 541
+	}
+	l := cy * (int(y) - 16)
+	uu, vv := int(u)-128, int(v)-128
+	clamp := func(x int) byte {
+		x = (x + 128) >> 8
+		return byte(min(max(x, 0), 255))
+	}
+	return [3]byte{clamp(l + crv*vv), clamp(l - cgu*uu - cgv*vv), clamp(l + cbu*uu)}
+}
+
+func TestAddYUV420AgainstFormula(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	for _, tc := range []struct {
+		w, h, pad, stride int
+		bt709             bool
+	}{
+		{16, 8, 0, 1, false},
+		{64, 36, 16, 1, true},
+		{640, 360, 32, 4, false},
+		{302, 170, 2, 2, true},
+		{30, 22, 0, 3, false},
+	} {
+		yls, cls := tc.w+tc.pad, (tc.w+1)/2+tc.pad
+		yp := make([]byte, yls*tc.h)
+		up := make([]byte, cls*((tc.h+1)/2))
+		vp := make([]byte, cls*((tc.h+1)/2))
+		for _, p := range [][]byte{yp, up, vp} {
+			for i := range p {
+				p[i] = byte(rng.Intn(256))
+			}
+			// Runs of one value, as in flat picture areas.
+			for i := 0; i+8 < len(p); i += 24 {
+				for j := 1; j < 8; j++ {
+					p[i+j] = p[i]
+				}
+			}
+		}
+		var want [3][256]int64
+		for y := 0; y < tc.h; y += tc.stride {
+			for x := 0; x < tc.w; x += tc.stride {
+				px := refYUVPixel(yp[y*yls+x], up[(y/2)*cls+x/2], vp[(y/2)*cls+x/2], tc.bt709)
+				for c := range 3 {
+					want[c][px[c]]++
+				}
+			}
+		}
+		var acc imageAccumulator
+		m := bt601Matrix
+		if tc.bt709 {
+			m = bt709Matrix
+		}
+		acc.addYUV420(yp, yls, up, vp, cls, tc.w, tc.h, tc.stride, m)
+		acc.addYUV420(yp, yls, up, vp, cls, tc.w, tc.h, tc.stride, m)
+		for c := range 3 {
+			for b := range 256 {
+				if acc.counts[c][b] != 2*want[c][b] {
+					t.Fatalf("%dx%d stride %d bt709 %v: channel %d value %d counted %d, want %d",
+						tc.w, tc.h, tc.stride, tc.bt709, c, b, acc.counts[c][b], 2*want[c][b])
+				}
+			}
+		}
+		if acc.frames != 2 {
+			t.Errorf("frames %d", acc.frames)
+		}
+	}
+}
