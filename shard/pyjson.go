@@ -3,8 +3,9 @@ package shard
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -145,11 +146,7 @@ func (e *pyJSON) value(v any, depth int) error {
 		}
 		return e.object(keys, depth, func(i int) any { return x[i].Value })
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		return e.object(keys, depth, func(i int) any { return x[keys[i]] })
 	case []any:
 		return e.list(len(x), depth, func(i int) error { return e.value(x[i], depth+1) })

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sort"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -36,17 +35,6 @@ type dataSet struct {
 	Values   map[string][]float64 // feature → rows×width values; absent when the column is unusable
 	Episodes map[int64]*dataEpisode
 	EpOrder  []int64 // episode indices in order of first appearance
-}
-
-// sortedTasks returns the task indices of an episode in increasing order,
-// so findings come out in the same order every run.
-func sortedTasks(m map[int64]bool) []int64 {
-	out := make([]int64, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }
 
 // arrowType is the Arrow type LeRobot's loader reconstructs for a feature.

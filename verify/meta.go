@@ -3,8 +3,10 @@ package verify
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -139,12 +141,7 @@ var ceresColumns = map[string]arrow.DataType{
 func (c *checker) checkEpisodeSchema(rel string, t *pqTable) bool {
 	ok := true
 	req := c.requiredEpisodeColumns()
-	names := make([]string, 0, len(req))
-	for k := range req {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(req)) {
 		want := req[name]
 		a := t.col(name)
 		_, isCeres := ceresColumns[name]
@@ -274,7 +271,7 @@ func (c *checker) checkEpisodesAgainstData() {
 			c.errorf("episodes.data-location", er.File, ep(epi), "data/chunk_index, data/file_index are %d, %d, but the rows are in %s", er.DataChunk, er.DataFile, de.File)
 		}
 		if c.tasks != nil {
-			for _, ti := range sortedTasks(de.Tasks) {
+			for _, ti := range slices.Sorted(maps.Keys(de.Tasks)) {
 				if ti < 0 || ti >= int64(len(c.tasks)) {
 					continue
 				}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/ceres-robotics/ceres-export/plan"
 	"github.com/ceres-robotics/ceres-export/taskspec"
@@ -113,7 +115,7 @@ func (c *checker) checkProvenance() error {
 		}
 		if c.data != nil && c.tasks != nil {
 			if de := c.data.Episodes[epi]; de != nil {
-				for _, ti := range sortedTasks(de.Tasks) {
+				for _, ti := range slices.Sorted(maps.Keys(de.Tasks)) {
 					if ti >= 0 && ti < int64(len(c.tasks)) && c.tasks[ti] != task.Instructions {
 						c.errorf("ceres.task-string", er.File, ep(epi), "the rows' task_index %d is %q, want %q, the instructions of task %q", ti, c.tasks[ti], task.Instructions, id)
 					}

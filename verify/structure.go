@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -257,12 +258,7 @@ func (c *checker) readInfo() {
 	} else if m, isMap := v.(map[string]any); !isMap {
 		c.errorf("info.key-type", infoPath, loc{}, "splits is %s, want an object of strings", jsonText(v))
 	} else {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if _, isStr := m[k].(string); !isStr {
 				sv := m[k]
 				c.errorf("info.key-type", infoPath, loc{}, "splits[%q] is %s, want a string", k, jsonText(sv))

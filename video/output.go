@@ -3,7 +3,8 @@ package video
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/asticode/go-astiav"
 )
@@ -49,12 +50,7 @@ type outputFile struct {
 // option application is deterministic.
 func newDictionary(m map[string]string) (*astiav.Dictionary, error) {
 	d := astiav.NewDictionary()
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if err := d.Set(k, m[k], 0); err != nil {
 			d.Free()
 			return nil, fmt.Errorf("option %s=%s: %w", k, m[k], err)

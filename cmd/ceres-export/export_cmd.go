@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,11 +188,11 @@ func printExportSummary(s streams, dir string, rep *export.Report) {
 	sort.Strings(fates)
 	fmt.Fprintln(s.Out, strings.Join(fates, ","))
 	fmt.Fprintf(s.Out, "  features: %s\n", strings.Join(rep.Features, ", "))
-	for _, id := range sortedKeys(rep.Cameras) {
+	for _, id := range slices.Sorted(maps.Keys(rep.Cameras)) {
 		c := rep.Cameras[id]
 		fmt.Fprintf(s.Out, "  camera %s: %dx%d, %d frames, %d in gaps, %s\n", id, c.Width, c.Height, c.Frames, c.Gaps, strings.Join(c.Files, ", "))
 	}
-	for _, id := range sortedKeys(rep.Sensors) {
+	for _, id := range slices.Sorted(maps.Keys(rep.Sensors)) {
 		c := rep.Sensors[id]
 		fmt.Fprintf(s.Out, "  stream %s: %d frames back-filled, %d stale\n", id, c.BackFilled, c.Stale)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -253,7 +254,7 @@ func writeInspection(w io.Writer, in *inspection) error {
 			counts = append(counts, fmt.Sprintf("%s %d", name, n))
 		}
 	}
-	for _, name := range sortedKeys(r.RecordCounts) {
+	for _, name := range slices.Sorted(maps.Keys(r.RecordCounts)) {
 		if !slices.Contains([]string{"SESSION", "SPEC", "EVENT", "SAMPLES", "MEDIA", "END"}, name) {
 			counts = append(counts, fmt.Sprintf("%s %d", name, r.RecordCounts[name]))
 		}
@@ -280,14 +281,14 @@ func writeInspection(w io.Writer, in *inspection) error {
 	}
 	if len(r.UnknownRecordTypes) > 0 {
 		types := make([]string, 0, len(r.UnknownRecordTypes))
-		for _, typ := range sortedKeys(r.UnknownRecordTypes) {
+		for _, typ := range slices.Sorted(maps.Keys(r.UnknownRecordTypes)) {
 			types = append(types, fmt.Sprintf("type %d ×%d", typ, r.UnknownRecordTypes[typ]))
 		}
 		p("unknown record types: %s\n", strings.Join(types, ", "))
 	}
 	if len(r.UnknownEventKinds) > 0 {
 		kinds := make([]string, 0, len(r.UnknownEventKinds))
-		for _, k := range sortedKeys(r.UnknownEventKinds) {
+		for _, k := range slices.Sorted(maps.Keys(r.UnknownEventKinds)) {
 			kinds = append(kinds, fmt.Sprintf("%s ×%d", k, r.UnknownEventKinds[k]))
 		}
 		p("unknown event kinds: %s\n", strings.Join(kinds, ", "))
@@ -381,13 +382,4 @@ func flushTo(ew *errWriter, tw *tabwriter.Writer) {
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err
 	}
-}
-
-func sortedKeys[K interface{ ~string | ~uint8 }, V any](m map[K]V) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
