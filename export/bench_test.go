@@ -236,34 +236,6 @@ func readReferenceRows(tb testing.TB, path string) *referenceRows {
 	return ref
 }
 
-// writeReferenceRows writes the rows with parquet-go's GenericWriter, one
-// row group per episode, then fsyncs, as the DataWriter does.
-func writeReferenceRows(tb testing.TB, path string, ref *referenceRows) {
-	tb.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	w := parquet.NewGenericWriter[synthRow](f, ref.opts...)
-	for _, rows := range ref.groups {
-		if _, err := w.Write(rows); err != nil {
-			tb.Fatal(err)
-		}
-		if err := w.Flush(); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := f.Sync(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // rowsStageRounds is how many times each side runs per benchmark
 // iteration, alternating, so that one iteration (make bench runs
 // -benchtime 1x) already spreads over the machine's changing load.
@@ -312,7 +284,7 @@ func BenchmarkExportRowsStage(b *testing.B) {
 			t0, c0 := time.Now(), benchround.ProcessCPU(b)
 			runRowsStage(b, in, filepath.Join(dir, fmt.Sprintf("ours-%d-%d", i, r)))
 			t1, c1 := time.Now(), benchround.ProcessCPU(b)
-			writeReferenceRows(b, filepath.Join(dir, fmt.Sprintf("ref-%d-%d.parquet", i, r)), ref)
+			benchround.WriteParquetGo(b, filepath.Join(dir, fmt.Sprintf("ref-%d-%d.parquet", i, r)), ref.groups, ref.opts...)
 			t2, c2 := time.Now(), benchround.ProcessCPU(b)
 			readAllSamples(b, in)
 			t3, c3 := time.Now(), benchround.ProcessCPU(b)

@@ -3,7 +3,6 @@ package shard
 import (
 	"fmt"
 	"math/rand"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -78,33 +77,15 @@ func makeBenchData() *benchData {
 	return d
 }
 
-// writeReference writes the rows with parquet-go's GenericWriter (its
-// fastest generic path: compiled struct deconstruction), one row group per
-// episode, same compression, page version and metadata as the DataWriter.
-func writeReference(tb testing.TB, path string, d *benchData, schema *parquet.Schema, opts []parquet.WriterOption) {
-	f, err := os.Create(path)
+// referenceOptions are the reference writer's options: benchRow's schema
+// (the same as the DataWriter's, TestBenchmarkReferenceSchema), then the
+// DataWriter's compression, page version and metadata.
+func referenceOptions(tb testing.TB) []parquet.WriterOption {
+	_, opts, err := dataFileLayout(dataColumns(benchFeatures), dataColumns(benchFeatures), defaultCreatedBy)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	refOpts := append([]parquet.WriterOption{parquet.SchemaOf(benchRow{})}, opts[1:]...)
-	w := parquet.NewGenericWriter[benchRow](f, refOpts...)
-	for _, rows := range d.rows {
-		if _, err := w.Write(rows); err != nil {
-			tb.Fatal(err)
-		}
-		if err := w.Flush(); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := f.Sync(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		tb.Fatal(err)
-	}
+	return append([]parquet.WriterOption{parquet.SchemaOf(benchRow{})}, opts[1:]...)
 }
 
 func writeRowsStage(tb testing.TB, dir string, d *benchData) {
@@ -157,14 +138,11 @@ func TestBenchmarkReferenceSchema(t *testing.T) {
 // BenchmarkParquetGoReference measures parquet-go's GenericWriter alone.
 func BenchmarkParquetGoReference(b *testing.B) {
 	d := makeBenchData()
-	schema, opts, err := dataFileLayout(dataColumns(benchFeatures), dataColumns(benchFeatures), defaultCreatedBy)
-	if err != nil {
-		b.Fatal(err)
-	}
+	opts := referenceOptions(b)
 	dir := b.TempDir()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		writeReference(b, filepath.Join(dir, fmt.Sprintf("ref-%d.parquet", i)), d, schema, opts)
+		benchround.WriteParquetGo(b, filepath.Join(dir, fmt.Sprintf("ref-%d.parquet", i)), d.rows, opts...)
 	}
 	b.ReportMetric(float64(benchEpisodes*benchFrames)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
@@ -187,10 +165,7 @@ const rowsStageRounds = 7
 // (finish_ms, a per-shard cost that does not grow with rows).
 func BenchmarkRowsStage(b *testing.B) {
 	d := makeBenchData()
-	schema, opts, err := dataFileLayout(dataColumns(benchFeatures), dataColumns(benchFeatures), defaultCreatedBy)
-	if err != nil {
-		b.Fatal(err)
-	}
+	opts := referenceOptions(b)
 	dir := b.TempDir()
 	var ours, ref, builder, finish benchround.Times
 	var oursCPU, refCPU time.Duration
@@ -201,7 +176,7 @@ func BenchmarkRowsStage(b *testing.B) {
 			t0, c0 := time.Now(), benchround.ProcessCPU(b)
 			writeRowsStage(b, filepath.Join(dir, "ours-"+name), d)
 			t1, c1 := time.Now(), benchround.ProcessCPU(b)
-			writeReference(b, filepath.Join(dir, "ref-"+name+".parquet"), d, schema, opts)
+			benchround.WriteParquetGo(b, filepath.Join(dir, "ref-"+name+".parquet"), d.rows, opts...)
 			t2, c2 := time.Now(), benchround.ProcessCPU(b)
 			finish.Add(writeBuilderStage(b, filepath.Join(dir, "builder-"+name), d))
 			t3 := time.Now()
