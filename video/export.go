@@ -385,7 +385,7 @@ type exporter struct {
 	convSeq int
 	sws     *astiav.SoftwareScaleContext
 	swsKey  [3]int
-	bt709   bool // the source's matrix, for the stats' RGB
+	toRGB   yuvMatrix // the source's matrix (BT.601, or BT.709 when it says so), for the stats' RGB
 
 	out          *outputFile
 	chunk, file  int
@@ -509,7 +509,10 @@ func (x *exporter) encoderSpec(first *astiav.Frame) encoderSpec {
 	opts := x.enc.codecOptions()
 	opts["color_range"] = strconv.Itoa(int(astiav.ColorRangeMpeg))
 	cs, prim, trc := frameColors(first)
-	x.bt709 = cs == int(astiav.ColorSpaceBt709)
+	x.toRGB = bt601Matrix
+	if cs == int(astiav.ColorSpaceBt709) {
+		x.toRGB = bt709Matrix
+	}
 	if cs != int(astiav.ColorSpaceUnspecified) {
 		opts["colorspace"] = strconv.Itoa(cs)
 	}
@@ -712,11 +715,7 @@ func (x *exporter) sample(acc *imageAccumulator) error {
 	if yp == nil || up == nil || vp == nil {
 		return errors.New("frame has no planes")
 	}
-	m := bt601Matrix
-	if x.bt709 {
-		m = bt709Matrix
-	}
-	acc.addYUV420(yp, yls, up, vp, cls, w, h, statsStride(w, h), m)
+	acc.addYUV420(yp, yls, up, vp, cls, w, h, statsStride(w, h), x.toRGB)
 	return nil
 }
 
