@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -299,6 +300,20 @@ func shardFiles(t *testing.T, dir string) map[string][]byte {
 	return files
 }
 
+// sameFiles reports, naming the comparison what, a file set that differs
+// between a and b and every file whose bytes differ.
+func sameFiles(t *testing.T, what string, a, b map[string][]byte) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Errorf("%s: %d files, then %d", what, len(a), len(b))
+	}
+	for _, name := range slices.Sorted(maps.Keys(a)) {
+		if !bytes.Equal(a[name], b[name]) {
+			t.Errorf("%s: %s differs", what, name)
+		}
+	}
+}
+
 func TestExportDeterministic(t *testing.T) {
 	ctx := context.Background()
 	session := smallSession(t, synth.Options{Seed: 21})
@@ -313,11 +328,7 @@ func TestExportDeterministic(t *testing.T) {
 	if len(runs[0]) < 7 {
 		t.Fatalf("shard has only %d files", len(runs[0]))
 	}
-	for name, b := range runs[0] {
-		if !bytes.Equal(b, runs[1][name]) {
-			t.Errorf("%s differs between two exports of the same session", name)
-		}
-	}
+	sameFiles(t, "two exports of the same session", runs[0], runs[1])
 }
 
 func TestExportAtomic(t *testing.T) {
@@ -339,15 +350,7 @@ func TestExportAtomic(t *testing.T) {
 	if !errors.Is(err, ErrStrict) {
 		t.Fatalf("strict export of a cut camera: %v, want ErrStrict", err)
 	}
-	after := shardFiles(t, dest)
-	if len(after) != len(before) {
-		t.Fatalf("failed export changed the file set: %d files, was %d", len(after), len(before))
-	}
-	for name, b := range before {
-		if !bytes.Equal(b, after[name]) {
-			t.Errorf("failed export changed %s", name)
-		}
-	}
+	sameFiles(t, "the shard before and after a failed export", before, shardFiles(t, dest))
 	entries, err := os.ReadDir(filepath.Dir(dest))
 	if err != nil {
 		t.Fatal(err)

@@ -97,15 +97,7 @@ func TestReexportTextFix(t *testing.T) {
 	if _, err := Export(ctx, session, dest, opts); err != nil {
 		t.Fatal(err)
 	}
-	again := shardFiles(t, dest)
-	if len(again) != len(after) {
-		t.Errorf("second re-export has %d files, first %d", len(again), len(after))
-	}
-	for name, b := range after {
-		if !bytes.Equal(b, again[name]) {
-			t.Errorf("%s differs between two identical re-exports", name)
-		}
-	}
+	sameFiles(t, "two identical re-exports", after, shardFiles(t, dest))
 	checkShard(t, session, dest, rep)
 }
 
