@@ -532,25 +532,20 @@ def selftest(workdir: Path, backends: list[str] | None) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import make_reference as mr
 
+    def fresh_build(name: str, vcodec: str | None) -> Path:
+        d = workdir / name
+        if d.exists():
+            shutil.rmtree(d)
+        mr.build(d, vcodec)
+        return d
+
     t0 = time.monotonic()
-    ref = workdir / "lerobot-reference"
-    if ref.exists():
-        shutil.rmtree(ref)
-    mr.build(ref, "libsvtav1")
+    ref = fresh_build("lerobot-reference", "libsvtav1")
     # A second, identical build to merge with: LeRobot 0.4.4 merges only
     # datasets whose feature dicts (video info included) are equal.
-    ref_b = workdir / "lerobot-reference-b"
-    if ref_b.exists():
-        shutil.rmtree(ref_b)
-    mr.build(ref_b, "libsvtav1")
-    ref_h264 = workdir / "lerobot-reference-h264"
-    if ref_h264.exists():
-        shutil.rmtree(ref_h264)
-    mr.build(ref_h264, "h264")
-    ref_novideo = workdir / "lerobot-reference-no-video"
-    if ref_novideo.exists():
-        shutil.rmtree(ref_novideo)
-    mr.build(ref_novideo, None)
+    ref_b = fresh_build("lerobot-reference-b", "libsvtav1")
+    ref_h264 = fresh_build("lerobot-reference-h264", "h264")
+    ref_novideo = fresh_build("lerobot-reference-no-video", None)
     exp = mr.expectations(with_video=True)
     if backends is None:
         backends = choose_backends(Report(), [ref], "auto")
