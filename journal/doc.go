@@ -1,5 +1,5 @@
 // Package journal reads and writes the CERES source journal, format version 1
-// (/work/shared/journal-format.md is the contract; this comment restates its
+// (docs/journal-format.md in the repository is the contract; this comment restates its
 // wire format so the code can be checked against it).
 //
 // # Session directory

@@ -7,7 +7,8 @@ import (
 )
 
 // TestTinySession reads the example session an independent implementation
-// wrote and checks exactly what /work/shared/examples/README.md lists.
+// wrote (testdata/tiny-session, not this package's writer) and checks exactly
+// what testdata/tiny-session/README.md lists.
 func TestTinySession(t *testing.T) {
 	j, err := open(t, "testdata/tiny-session", Options{})
 	if err != nil {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ceres-robotics/ceres-export/export"
+	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/journal"
-	"github.com/ceres-robotics/ceres-export/shard"
 )
 
 // version is the exporter's version, written into every export report.

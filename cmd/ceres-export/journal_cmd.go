@@ -16,8 +16,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/journal"
-	"github.com/ceres-robotics/ceres-export/plan"
 )
 
 const journalInspectExitStatus = `

@@ -12,11 +12,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ceres-robotics/ceres-export/plan"
+	"github.com/ceres-robotics/ceres-export/internal/plan"
 )
 
-// tinySession is the example journal of /work/shared/examples, copied into
-// the repository (its README lists what it holds).
+// tinySession is the example journal an independent implementation wrote
+// (journal/testdata/tiny-session; its README lists what it holds).
 var tinySession = filepath.Join("..", "..", "journal", "testdata", "tiny-session")
 
 func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -26,7 +26,7 @@ func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// tinyAttempts is the attempts table of examples/README.md.
+// tinyAttempts is the attempts table of journal/testdata/tiny-session/README.md.
 var tinyAttempts = []struct {
 	cycle, rep, attempt int
 	task                string

@@ -10,7 +10,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/ceres-robotics/ceres-export/video"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // largeAllocation is the size from which C allocations get a mapping of

@@ -8,7 +8,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/ceres-robotics/ceres-export/export"
+	"github.com/ceres-robotics/ceres-export/internal/export"
 )
 
 // progressBars draws one bar per stage on a terminal; on anything else it

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ceres-robotics/ceres-export/video"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // Exit codes, shared by every subcommand and listed in README.md.

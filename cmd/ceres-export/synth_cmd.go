@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ceres-robotics/ceres-export/synth"
-	"github.com/ceres-robotics/ceres-export/video"
+	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // synthOptions are the flags of `ceres-export synth`.

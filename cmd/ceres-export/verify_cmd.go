@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ceres-robotics/ceres-export/verify"
+	"github.com/ceres-robotics/ceres-export/internal/verify"
 )
 
 const verifyExitStatus = `

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ceres-robotics/ceres-export/export"
-	"github.com/ceres-robotics/ceres-export/synth"
+	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/synth"
 )
 
 // verifyFixture exports a tiny synthetic session into a temporary directory

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/ceres-robotics/ceres-export/plan"
+	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 

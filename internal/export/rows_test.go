@@ -8,9 +8,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ceres-robotics/ceres-export/plan"
-	"github.com/ceres-robotics/ceres-export/shard"
-	"github.com/ceres-robotics/ceres-export/synth"
+	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/synth"
 )
 
 // cloneBatch copies a batch's rows (the assembler reuses its batches).

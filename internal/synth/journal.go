@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
-	"github.com/ceres-robotics/ceres-export/video"
 )
 
 // batchWindow is how much sensor time one SAMPLES record holds: a recorder

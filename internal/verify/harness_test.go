@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ceres-robotics/ceres-export/export"
-	"github.com/ceres-robotics/ceres-export/synth"
+	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/synth"
 )
 
 // fixture is one synthetic session and its exported shard, built once per

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
-	"github.com/ceres-robotics/ceres-export/plan"
-	"github.com/ceres-robotics/ceres-export/video"
 )
 
 // small are options for quick sessions: the example specification at a

@@ -24,11 +24,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
-	"github.com/ceres-robotics/ceres-export/plan"
-	"github.com/ceres-robotics/ceres-export/shard"
 	"github.com/ceres-robotics/ceres-export/taskspec"
-	"github.com/ceres-robotics/ceres-export/video"
 )
 
 // Errors callers map to exit codes with errors.Is.

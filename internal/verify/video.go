@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ceres-robotics/ceres-export/video"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // videoFile is what the video check learnt of one mp4.

@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/ceres-robotics/ceres-export/plan"
-	"github.com/ceres-robotics/ceres-export/video"
+	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // videoManifestName is the file under ceres/ where a shard records, per

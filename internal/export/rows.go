@@ -7,9 +7,9 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/journal"
-	"github.com/ceres-robotics/ceres-export/plan"
-	"github.com/ceres-robotics/ceres-export/shard"
 )
 
 // holder follows one sensor stream through the frame clock and holds, for

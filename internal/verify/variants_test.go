@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ceres-robotics/ceres-export/export"
-	"github.com/ceres-robotics/ceres-export/synth"
+	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/synth"
 )
 
 // TestExportVariants exports the fixture session (or one without camera)

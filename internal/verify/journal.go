@@ -9,10 +9,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
-	"github.com/ceres-robotics/ceres-export/plan"
 	"github.com/ceres-robotics/ceres-export/taskspec"
-	"github.com/ceres-robotics/ceres-export/video"
 )
 
 // checkJournal compares the shard with what an export of the session at

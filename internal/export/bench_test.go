@@ -12,10 +12,10 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/ceres-robotics/ceres-export/internal/benchround"
+	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/journal"
-	"github.com/ceres-robotics/ceres-export/plan"
-	"github.com/ceres-robotics/ceres-export/shard"
-	"github.com/ceres-robotics/ceres-export/synth"
 )
 
 // synthRow is one data row of a synthetic session's shard (no cameras, no

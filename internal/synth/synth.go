@@ -18,9 +18,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
-	"github.com/ceres-robotics/ceres-export/video"
 )
 
 // ExampleSpec is the complete version 1 example of the task-specification

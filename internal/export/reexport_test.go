@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ceres-robotics/ceres-export/synth"
+	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/taskspec"
-	"github.com/ceres-robotics/ceres-export/video"
 )
 
 // fixedSpec is the contract's example with a corrected instruction and

@@ -17,7 +17,7 @@ import (
 
 // referenceDir holds LeRobot 0.4.4's own output for a small dataset, dumped
 // as text by tests/conformance/make_reference.py (see its README).
-const referenceDir = "../tests/conformance/reference/no-video"
+const referenceDir = "../../tests/conformance/reference/no-video"
 
 // buildLeRobotReferenceTwin writes, with the Builder, the dataset that
 // make_reference.py writes with LeRobot (same features, values, tasks).

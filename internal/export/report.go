@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
-	"github.com/ceres-robotics/ceres-export/plan"
 	"github.com/ceres-robotics/ceres-export/taskspec"
-	"github.com/ceres-robotics/ceres-export/video"
 )
 
 // Report is ceres/export-report.json: what was exported, what was dropped

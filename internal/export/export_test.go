@@ -18,10 +18,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/journal"
-	"github.com/ceres-robotics/ceres-export/plan"
-	"github.com/ceres-robotics/ceres-export/shard"
-	"github.com/ceres-robotics/ceres-export/synth"
 )
 
 // smallSession writes a short synthetic session (the example specification

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/journal"
-	"github.com/ceres-robotics/ceres-export/shard"
 )
 
 // FeatureMapping assembles named features from listed sensor fields, e.g.
