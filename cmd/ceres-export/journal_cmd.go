@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
@@ -74,8 +75,8 @@ unterminated.
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
-			if opts.FPS < 0 || opts.FPS > plan.MaxFPS {
-				return withCode(exitUsage, fmt.Errorf("--fps %d outside [1, %d]", opts.FPS, plan.MaxFPS))
+			if opts.FPS < 0 || opts.FPS > lerobot.MaxFPS {
+				return withCode(exitUsage, fmt.Errorf("--fps %d outside [1, %d]", opts.FPS, lerobot.MaxFPS))
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts, s)

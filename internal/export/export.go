@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -353,10 +354,10 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, s
 					Height:    opts.Video.Height,
 					Encoder:   enc,
 					FilePath: func(chunk, file int) string {
-						chunkDir := filepath.Join(dir, "videos", key, fmt.Sprintf("chunk-%03d", chunk))
+						path := filepath.Join(dir, filepath.FromSlash(lerobot.VideoPath(key, chunk, file)))
 						// A failure here surfaces as the encoder's create error.
-						_ = os.MkdirAll(chunkDir, 0o755)
-						return filepath.Join(chunkDir, fmt.Sprintf("file-%03d.mp4", file))
+						_ = os.MkdirAll(filepath.Dir(path), 0o755)
+						return path
 					},
 					InfoStyle: video.InfoWithEncoder,
 					Progress:  func(done, _ int) { opts.Progress.Set(stage, done) },

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
@@ -222,7 +223,7 @@ func checkShard(t *testing.T, sessionDir, dir string, rep *Report) {
 	row := 0
 	for e, ep := range p.Episodes {
 		for k := 0; k < ep.Length; k++ {
-			at := plan.FrameTime(ep.Start, k, fps)
+			at := lerobot.FrameTime(ep.Start, k, fps)
 			if index[row] != int64(row) || epIdx[row] != int64(e) || frame[row] != int64(k) {
 				t.Fatalf("row %d: index %d episode %d frame %d, want %d %d %d", row, index[row], epIdx[row], frame[row], row, e, k)
 			}

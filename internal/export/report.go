@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
@@ -109,7 +110,7 @@ func (r *Report) addCamera(stream string, res video.CameraResult) {
 		c.Gaps += e.Gaps
 	}
 	for _, f := range res.Files {
-		c.Files = append(c.Files, fmt.Sprintf("videos/%s/chunk-%03d/file-%03d.mp4", c.Feature, f.Chunk, f.File))
+		c.Files = append(c.Files, lerobot.VideoPath(c.Feature, f.Chunk, f.File))
 	}
 	for _, s := range res.Sources {
 		c.Sources = append(c.Sources, s)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
@@ -121,7 +122,7 @@ func (m videoManifest) find(stream, key string) (video.CameraResult, bool) {
 // be there with the size the manifest recorded.
 func reuseFiles(prevDir, stageDir, feature string, res video.CameraResult) error {
 	for _, f := range res.Files {
-		rel := filepath.Join("videos", feature, fmt.Sprintf("chunk-%03d", f.Chunk), fmt.Sprintf("file-%03d.mp4", f.File))
+		rel := filepath.FromSlash(lerobot.VideoPath(feature, f.Chunk, f.File))
 		src, dst := filepath.Join(prevDir, rel), filepath.Join(stageDir, rel)
 		st, err := os.Stat(src)
 		if err != nil {

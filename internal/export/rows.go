@@ -7,6 +7,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/journal"
@@ -334,7 +335,7 @@ func (ra *rowAssembler) episode(ep plan.Episode, fps int, b *shard.EpisodeBatch)
 	times := resize(ra.times, n)
 	ra.times = times
 	for k := range times {
-		times[k] = plan.FrameTime(ep.Start, k, fps)
+		times[k] = lerobot.FrameTime(ep.Start, k, fps)
 	}
 	for hi, h := range ra.holders {
 		h.needUntil(times[n-1])

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 )
@@ -244,7 +244,7 @@ func TestEpisodesSkipGaps(t *testing.T) {
 			t.Fatal(err)
 		}
 		for k := 0; k < ep.Length; k++ {
-			at := plan.FrameTime(ep.Start, k, in.p.FPS)
+			at := lerobot.FrameTime(ep.Start, k, in.p.FPS)
 			if got, want := float64(b.Columns[accel].Float32[3*k]), imuIDs[heldIndex(imuTimes, at)]; got != want {
 				t.Fatalf("episode %d frame %d: imu sample %v, want %v", e, k, got, want)
 			}

@@ -4,8 +4,8 @@
 // journal clock. It implements "Episodes" and "The frame clock" of
 // export-semantics.md and the attempt definitions of journal-format.md.
 //
-// The API is small: Build (events → *Plan), the frame clock (Length,
-// FrameTime, DefaultFPS), CheckFit for re-exports, and TaskTypes with its
+// The API is small: Build (events → *Plan), DefaultFPS (the frame clock
+// itself is package lerobot's), CheckFit for re-exports, and TaskTypes with its
 // constructors SpecTypes and MapTypes to look task types up.
 //
 // # Attempts and fates
@@ -44,7 +44,7 @@
 //	for each (cycle, task, repetition) with candidates:
 //	    winner = the candidate with the greatest start.t (then latest in the journal)
 //	    the other candidates: anomalous ("superseded by attempt N")
-//	    length(winner) = Length(start.t, end.t, fps)
+//	    length(winner) = lerobot.Length(start.t, end.t, fps)
 //	    fate(winner) = empty if length == 0, else accepted
 //
 //	order attempts by start.t (ties: journal order), orphans last
@@ -63,14 +63,9 @@
 // # The frame clock
 //
 // The dataset has one integer rate fps (LeRobot requires an integer). An
-// episode of window [s, e) has
-//
-//	Length(s, e, fps)       = floor((e - s) * fps / 1e9)
-//	FrameTime(s, k, fps)    = s + round(k * 1e9 / fps)   (round half up)
-//
-// both in exact integer arithmetic with 128-bit intermediates, so a frame's
-// time depends on k alone and never accumulates error, whatever the window's
-// length. Every frame k < Length lies inside [s, e). When no rate is given,
+// episode of window [s, e) has lerobot.Length(s, e, fps) frames, frame k at
+// lerobot.FrameTime(s, k, fps); package lerobot states the clock's rules.
+// When no rate is given,
 // DefaultFPS picks it from the session's streams: the nominal fps of the
 // first video stream, else the rate of the first sensor stream, rounded.
 //

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
@@ -72,7 +73,7 @@ func TestCheckFit(t *testing.T) {
 
 func TestBuildErrors(t *testing.T) {
 	types := MapTypes(map[string]string{"wave": TypeTimed})
-	for _, fps := range []int{0, -1, MaxFPS + 1} {
+	for _, fps := range []int{0, -1, lerobot.MaxFPS + 1} {
 		if _, err := Build(nil, types, fps); err == nil {
 			t.Errorf("Build at fps %d: no error", fps)
 		}

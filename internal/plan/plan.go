@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
@@ -94,7 +95,7 @@ type Attempt struct {
 
 // Episode is an accepted attempt as it is exported. Its window is
 // [Start, End) on the journal clock and holds Length >= 1 frames; frame k
-// lies at FrameTime(Start, k, fps).
+// lies at lerobot.FrameTime(Start, k, fps).
 type Episode struct {
 	Index int `json:"index"` // episode_index: 0, 1, 2, ... in Start order
 	Key
@@ -169,12 +170,12 @@ type attemptEvents struct {
 
 // Build plans the export of a session from its events, in journal order,
 // the types of the applied specification's tasks, and the dataset rate fps.
-// It returns an error only when no plan can be made (fps outside [1, MaxFPS],
+// It returns an error only when no plan can be made (fps outside [1, lerobot.MaxFPS],
 // no task lookup); everything a journal can contain is a fate or a
 // diagnostic of the plan.
 func Build(events []journal.Event, taskType TaskTypes, fps int) (*Plan, error) {
-	if fps < 1 || fps > MaxFPS {
-		return nil, fmt.Errorf("plan: fps %d outside [1, %d]", fps, MaxFPS)
+	if fps < 1 || fps > lerobot.MaxFPS {
+		return nil, fmt.Errorf("plan: fps %d outside [1, %d]", fps, lerobot.MaxFPS)
 	}
 	if taskType == nil {
 		return nil, errors.New("plan: no task type lookup")
@@ -394,7 +395,7 @@ func resolveDuplicatesAndLength(attempts []Attempt, order []int, fps int) {
 	for j := range attempts {
 		a := &attempts[j]
 		if a.HasEnd && a.End >= a.Start {
-			a.Length = Length(a.Start, a.End, fps)
+			a.Length = lerobot.Length(a.Start, a.End, fps)
 		}
 		if a.Fate != Accepted {
 			continue

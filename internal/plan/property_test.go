@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
@@ -180,7 +181,7 @@ func oracle(s session, fps int) map[Key]Fate {
 		switch {
 		case latest[[3]any{k.Cycle, k.Task, k.Repetition}] != k:
 			fates[k] = Anomalous
-		case Length(f.start, f.end, fps) == 0:
+		case lerobot.Length(f.start, f.end, fps) == 0:
 			fates[k] = Empty
 		}
 	}
@@ -294,7 +295,7 @@ func FuzzBuild(f *testing.F) {
 				events = append(events, ev)
 			}
 		}
-		for _, fps := range []int{1, 30, MaxFPS} {
+		for _, fps := range []int{1, 30, lerobot.MaxFPS} {
 			p, err := Build(events, tasks, fps)
 			if err != nil {
 				t.Fatal(err)

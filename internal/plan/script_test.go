@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
@@ -287,7 +288,7 @@ func checkInvariants(t *testing.T, p *Plan, events []journal.Event) {
 		if i > 0 && e.Start < p.Episodes[i-1].Start {
 			t.Errorf("episode %d starts before episode %d", i, i-1)
 		}
-		if e.Length != Length(e.Start, e.End, p.FPS) || e.Length < 1 {
+		if e.Length != lerobot.Length(e.Start, e.End, p.FPS) || e.Length < 1 {
 			t.Errorf("episode %d: length %d of [%d, %d)", i, e.Length, e.Start, e.End)
 		}
 	}

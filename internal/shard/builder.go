@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // ErrNoEpisodes is returned by Finish when no episode was written: LeRobot
@@ -102,13 +104,13 @@ type Builder struct {
 // NewBuilder validates features and options and prepares to write under dir.
 func NewBuilder(dir string, features []Feature, opts Options) (*Builder, error) {
 	if opts.ChunksSize == 0 {
-		opts.ChunksSize = DefaultChunksSize
+		opts.ChunksSize = lerobot.DefaultChunksSize
 	}
 	if opts.DataFileSizeMB == 0 {
-		opts.DataFileSizeMB = DefaultDataFileSizeMB
+		opts.DataFileSizeMB = lerobot.DefaultDataFileSizeMB
 	}
 	if opts.VideoFileSizeMB == 0 {
-		opts.VideoFileSizeMB = DefaultVideoFileSizeMB
+		opts.VideoFileSizeMB = lerobot.DefaultVideoFileSizeMB
 	}
 	if opts.CreatedBy == "" {
 		opts.CreatedBy = defaultCreatedBy
@@ -352,7 +354,7 @@ func (b *Builder) Finish(report any) error {
 		return fmt.Errorf("shard: %w", err)
 	}
 	cols := episodeColumns(b.videos, b.statsFts)
-	if err := writeEpisodes(filepath.Join(b.dir, fmt.Sprintf(episodesPathTemplate, 0, 0)), cols, b.episodes, b.opts.CreatedBy); err != nil {
+	if err := writeEpisodes(filepath.Join(b.dir, filepath.FromSlash(lerobot.EpisodesPath(0, 0))), cols, b.episodes, b.opts.CreatedBy); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
 	if report != nil {
@@ -396,7 +398,7 @@ func (b *Builder) infoJSON() JSONObject {
 	}
 	var videoPath any
 	if len(b.videos) > 0 {
-		videoPath = lerobotVideoPath
+		videoPath = lerobot.VideoPathTemplate
 	}
 	feats := JSONObject{}
 	for _, f := range b.features {
@@ -407,7 +409,7 @@ func (b *Builder) infoJSON() JSONObject {
 	}
 	n := len(b.episodes)
 	return JSONObject{
-		{"codebase_version", lerobotCodebaseVersion},
+		{"codebase_version", lerobot.CodebaseVersion},
 		{"robot_type", robot},
 		{"total_episodes", n},
 		{"total_frames", b.data.Frames()},
@@ -417,7 +419,7 @@ func (b *Builder) infoJSON() JSONObject {
 		{"video_files_size_in_mb", b.opts.VideoFileSizeMB},
 		{"fps", b.opts.FPS},
 		{"splits", JSONObject{{"train", fmt.Sprintf("0:%d", n)}}},
-		{"data_path", lerobotDataPath},
+		{"data_path", lerobot.DataPathTemplate},
 		{"video_path", videoPath},
 		{"features", feats},
 	}

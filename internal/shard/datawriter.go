@@ -15,21 +15,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
-// LeRobot's defaults (lerobot/datasets/utils.py).
+// Writer settings that are not LeRobot rules (those live in internal/lerobot).
 const (
-	DefaultChunksSize       = 1000 // DEFAULT_CHUNK_SIZE: files per chunk directory
-	DefaultDataFileSizeMB   = 100  // DEFAULT_DATA_FILE_SIZE_IN_MB
-	DefaultVideoFileSizeMB  = 200  // DEFAULT_VIDEO_FILE_SIZE_IN_MB
 	defaultCreatedBy        = "ceres-export"
 	writeChunkValues        = 8192 // parquet.Values converted per column write (whole rows)
-	bytesPerMB              = 1024 * 1024
-	dataPathTemplate        = "data/chunk-%03d/file-%03d.parquet"
-	episodesPathTemplate    = "meta/episodes/chunk-%03d/file-%03d.parquet"
-	lerobotDataPath         = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
-	lerobotVideoPath        = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
-	lerobotCodebaseVersion  = "v3.0"
 	defaultQuantileBinCount = 5000
 )
 
@@ -187,10 +180,10 @@ func NewDataWriter(dir string, features []Feature, opts DataWriterOptions) (*Dat
 		return nil, fmt.Errorf("shard: fps must be positive, got %d", opts.FPS)
 	}
 	if opts.FileSizeMB == 0 {
-		opts.FileSizeMB = DefaultDataFileSizeMB
+		opts.FileSizeMB = lerobot.DefaultDataFileSizeMB
 	}
 	if opts.ChunksSize == 0 {
-		opts.ChunksSize = DefaultChunksSize
+		opts.ChunksSize = lerobot.DefaultChunksSize
 	}
 	if opts.FileSizeMB < 0 || opts.ChunksSize < 0 {
 		return nil, fmt.Errorf("shard: file size and chunks size must be positive")
@@ -201,7 +194,7 @@ func NewDataWriter(dir string, features []Feature, opts DataWriterOptions) (*Dat
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
-	w := &DataWriter{dir: dir, opts: opts, limit: int64(opts.FileSizeMB) * bytesPerMB, workers: opts.Workers}
+	w := &DataWriter{dir: dir, opts: opts, limit: int64(opts.FileSizeMB) * lerobot.BytesPerMB, workers: opts.Workers}
 	w.scratch = make([][]parquet.Value, opts.Workers)
 	if opts.FileSizeBytes > 0 {
 		w.limit = opts.FileSizeBytes
@@ -440,9 +433,9 @@ func (w *DataWriter) rotateIfNeeded(frames int64) error {
 		if err := w.finishFile(); err != nil {
 			return err
 		}
-		w.chunk, w.fileIdx = nextChunkFile(w.chunk, w.fileIdx, w.opts.ChunksSize)
+		w.chunk, w.fileIdx = lerobot.NextChunkFile(w.chunk, w.fileIdx, w.opts.ChunksSize)
 	}
-	rel := fmt.Sprintf(dataPathTemplate, w.chunk, w.fileIdx)
+	rel := lerobot.DataPath(w.chunk, w.fileIdx)
 	path := filepath.Join(w.dir, rel)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -497,14 +490,6 @@ func (w *DataWriter) writeColumns(data []*ColumnData, rows int) error {
 	return nil
 }
 
-// nextChunkFile is LeRobot's update_chunk_file_indices.
-func nextChunkFile(chunk, file, chunksSize int) (int, int) {
-	if file == chunksSize-1 {
-		return chunk + 1, 0
-	}
-	return chunk, file + 1
-}
-
 func (w *DataWriter) finishFile() error {
 	if w.pw == nil {
 		return nil
@@ -531,7 +516,7 @@ func (w *DataWriter) finishFile() error {
 	if verr != nil {
 		return verr
 	}
-	w.written = append(w.written, fmt.Sprintf(dataPathTemplate, w.chunk, w.fileIdx))
+	w.written = append(w.written, lerobot.DataPath(w.chunk, w.fileIdx))
 	w.pw, w.file = nil, nil
 	return nil
 }

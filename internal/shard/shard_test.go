@@ -20,6 +20,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -604,7 +606,7 @@ func TestRotation(t *testing.T) {
 		t.Errorf("second Close: %v, want ErrClosed", err)
 	}
 	for e, l := range wantLoc {
-		tbl, _ := readArrowTable(t, filepath.Join(dir, fmt.Sprintf(dataPathTemplate, l[0], l[1])))
+		tbl, _ := readArrowTable(t, filepath.Join(dir, lerobot.DataPath(l[0], l[1])))
 		if tbl.NumRows() != int64(lens[e]) {
 			t.Errorf("file %v: %d rows, want %d", l, tbl.NumRows(), lens[e])
 		}
@@ -633,18 +635,6 @@ func TestRotation(t *testing.T) {
 	}
 	if err := w2.Close(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestNextChunkFile is LeRobot's update_chunk_file_indices.
-func TestNextChunkFile(t *testing.T) {
-	for _, tc := range []struct{ chunk, file, size, wantChunk, wantFile int }{
-		{0, 0, 1000, 0, 1}, {0, 998, 1000, 0, 999}, {0, 999, 1000, 1, 0}, {3, 0, 1, 4, 0},
-	} {
-		c, f := nextChunkFile(tc.chunk, tc.file, tc.size)
-		if c != tc.wantChunk || f != tc.wantFile {
-			t.Errorf("next(%d,%d,%d) = (%d,%d), want (%d,%d)", tc.chunk, tc.file, tc.size, c, f, tc.wantChunk, tc.wantFile)
-		}
 	}
 }
 

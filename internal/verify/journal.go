@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
@@ -304,7 +305,7 @@ func (c *checker) compareSensors(j *journal.Journal, p *plan.Plan) error {
 				continue
 			}
 			for k := 0; k < pe.Length; k++ {
-				T := plan.FrameTime(pe.Start, k, c.info.FPS)
+				T := lerobot.FrameTime(pe.Start, k, c.info.FPS)
 				want = want[:0]
 				for pi, part := range sf.parts {
 					ss := parts[pi]
@@ -427,7 +428,7 @@ func (c *checker) compareVideo(j *journal.Journal, p *plan.Plan) error {
 				if fr >= int64(len(vf.Codes)) {
 					break
 				}
-				T := big.NewRat(plan.FrameTime(pe.Start, k, c.info.FPS), 1)
+				T := big.NewRat(lerobot.FrameTime(pe.Start, k, c.info.FPS), 1)
 				src := nearestFrame(frames, T)
 				want, got := frames[src].code, vf.Codes[fr]
 				if want >= 0 && got != want {

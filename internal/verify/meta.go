@@ -2,7 +2,6 @@ package verify
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"math"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // episodeRow is one row of meta/episodes, with the file it came from.
@@ -337,7 +338,7 @@ func (c *checker) checkVideoOffsets() {
 
 // videoPath formats LeRobot's default video path.
 func videoPath(key string, chunk, file int64) string {
-	return fmt.Sprintf("videos/%s/chunk-%03d/file-%03d.mp4", key, chunk, file)
+	return lerobot.VideoPath(key, int(chunk), int(file))
 }
 
 func (c *checker) hasFile(rel string) bool {

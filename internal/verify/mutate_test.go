@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
@@ -301,7 +302,7 @@ func reencodeCamera(t testing.TB, shard string, fps int, times func(w []episodeW
 func frameTimes(w []episodeWindow, fps int, change func(e int, ts []int64) []int64) []videoTimes {
 	var out []videoTimes
 	for e, ew := range w {
-		ts := video.FrameTimes(ew.start, ew.length, fps)
+		ts := lerobot.FrameTimes(ew.start, ew.length, fps)
 		if change != nil {
 			ts = change(e, ts)
 		}

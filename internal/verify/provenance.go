@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
@@ -79,7 +79,7 @@ func (c *checker) checkProvenance() error {
 		if ok1 && ok2 && c.info != nil {
 			if end <= start {
 				c.errorf("ceres.window", er.File, ep(epi), "ceres/end_ns %d is not after ceres/start_ns %d", end, start)
-			} else if n := plan.Length(start, end, c.info.FPS); int64(n) != er.Length {
+			} else if n := lerobot.Length(start, end, c.info.FPS); int64(n) != er.Length {
 				c.errorf("ceres.window", er.File, ep(epi), "the window [%d, %d) holds %d frames at %d fps, but length is %d", start, end, n, c.info.FPS, er.Length)
 			}
 		}

@@ -12,17 +12,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
-// LeRobot v3.0's paths (lerobot/datasets/utils.py); merge hard-codes the
-// default templates, so nothing else is accepted.
+// LeRobot v3.0's paths (internal/lerobot); merge hard-codes the default
+// templates, so nothing else is accepted.
 const (
-	infoPath          = "meta/info.json"
-	statsPath         = "meta/stats.json"
-	tasksPath         = "meta/tasks.parquet"
-	dataPathTemplate  = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
-	videoPathTemplate = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
-	codebaseVersion   = "v3.0"
+	infoPath          = lerobot.InfoPath
+	statsPath         = lerobot.StatsPath
+	tasksPath         = lerobot.TasksPath
+	dataPathTemplate  = lerobot.DataPathTemplate
+	videoPathTemplate = lerobot.VideoPathTemplate
+	codebaseVersion   = lerobot.CodebaseVersion
 	specDir           = "ceres/task-specifications/"
 	reportPath        = "ceres/export-report.json"
 )
@@ -212,7 +214,7 @@ func (c *checker) readInfo() {
 		c.errorf("info.codebase-version", infoPath, loc{}, "codebase_version is %s, want %q", jsonText(v), codebaseVersion)
 	}
 	if fps, ok := c.infoInt(doc, "fps", true); ok {
-		if fps <= 0 || fps > 1_000_000_000 {
+		if fps <= 0 || fps > lerobot.MaxFPS {
 			c.errorf("info.fps", infoPath, loc{}, "fps is %d, want a positive integer", fps)
 			usable = false
 		}

@@ -12,7 +12,7 @@
 // raw container pts (never start_time-adjusted: Opus pre-skip makes WebM
 // start_time negative, and fragmented mp4s start late) and exact rational
 // arithmetic (math/big). Target times T_k come from the caller (the frame
-// clock, see FrameTimes).
+// clock, see lerobot.FrameTimes).
 //
 // # Selection
 //

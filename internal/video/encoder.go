@@ -3,6 +3,8 @@ package video
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // Encoder names accepted in EncoderOptions.Codec.
@@ -19,8 +21,7 @@ const (
 	DefaultGOP          = 2
 	DefaultSVTPreset    = "12"
 	DefaultX264Preset   = "veryfast"
-	DefaultMaxFileBytes = 200 << 20 // LeRobot's 200 MB, counted as MiB as its get_file_size_in_mb does
-	DefaultChunkSize    = 1000
+	DefaultMaxFileBytes = lerobot.DefaultVideoFileSizeMB * lerobot.BytesPerMB
 )
 
 // EncoderOptions selects and tunes the output encoder. The zero value means

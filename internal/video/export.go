@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/asticode/go-astiav"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // Source is one camera file and where its pts 0 lies on the journal clock.
@@ -25,7 +27,7 @@ type Source struct {
 
 // EpisodeTimes gives the journal times T_k (ns) of an episode's frames,
 // non-decreasing: either listed in Times, or, when Times is nil, as the
-// frame clock FrameTimes(Start, Length, fps) of the export's fps. The
+// frame clock lerobot.FrameTimes(Start, Length, fps) of the export's fps. The
 // compact form is expanded one episode at a time, so a long session's frame
 // times are never all in memory.
 type EpisodeTimes struct {
@@ -39,7 +41,7 @@ func (e EpisodeTimes) times(fps int) []int64 {
 	if e.Times != nil {
 		return e.Times
 	}
-	return FrameTimes(e.Start, e.Length, fps)
+	return lerobot.FrameTimes(e.Start, e.Length, fps)
 }
 
 // bounds returns the episode's frame count and first and last frame times.
@@ -53,17 +55,7 @@ func (e EpisodeTimes) bounds(fps int) (n int, first, last int64) {
 	if e.Length <= 0 {
 		return 0, 0, 0
 	}
-	return e.Length, e.Start, e.Start + (2*int64(e.Length-1)*1e9+int64(fps))/(2*int64(fps))
-}
-
-// FrameTimes expands the frame clock of export-semantics.md: frame k of an
-// episode starting at start has T_k = start + round(k·1e9/fps) (half up).
-func FrameTimes(start int64, length, fps int) []int64 {
-	out := make([]int64, length)
-	for k := range out {
-		out[k] = start + (2*int64(k)*1e9+int64(fps))/(2*int64(fps))
-	}
-	return out
+	return e.Length, e.Start, lerobot.LastFrameTime(e.Start, e.Length, fps)
 }
 
 // ExportOptions configures ExportCamera. The zero value of each field is its
@@ -403,8 +395,8 @@ type exporter struct {
 // pts = frame index in time base 1/FPS. See the package documentation for
 // the algorithm. It is safe to run one ExportCamera per goroutine.
 func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes, opts ExportOptions) (res CameraResult, err error) {
-	if opts.FPS <= 0 {
-		return res, errors.New("export: FPS must be positive")
+	if opts.FPS <= 0 || opts.FPS > lerobot.MaxFPS {
+		return res, fmt.Errorf("export: FPS %d outside [1, %d]", opts.FPS, lerobot.MaxFPS)
 	}
 	if opts.FilePath == nil {
 		return res, errors.New("export: FilePath is required")
@@ -419,7 +411,7 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 		opts.MaxFileBytes = DefaultMaxFileBytes
 	}
 	if opts.ChunkSize == 0 {
-		opts.ChunkSize = DefaultChunkSize
+		opts.ChunkSize = lerobot.DefaultChunksSize
 	}
 	if opts.SourceFPS < 0 || opts.MaxFileBytes < 0 || opts.MaxFileFrames < 0 || opts.ChunkSize < 0 || opts.Width < 0 || opts.Height < 0 ||
 		opts.Width%2 != 0 || opts.Height%2 != 0 || opts.FirstFile >= opts.ChunkSize {
@@ -750,11 +742,7 @@ func (x *exporter) rotate() error {
 	if err := x.closeFile(); err != nil {
 		return err
 	}
-	if x.file == x.opts.ChunkSize-1 {
-		x.chunk, x.file = x.chunk+1, 0
-	} else {
-		x.file++
-	}
+	x.chunk, x.file = lerobot.NextChunkFile(x.chunk, x.file, x.opts.ChunkSize)
 	return nil
 }
 

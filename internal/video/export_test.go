@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/asticode/go-astiav"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // journalBase is an arbitrary journal time (ns) for the fixtures.
@@ -160,7 +162,7 @@ func testEpisodes(fps int) []EpisodeTimes {
 	var eps []EpisodeTimes
 	for _, w := range windows {
 		length := int((w[1] - w[0]) * int64(fps) / 1e9)
-		eps = append(eps, EpisodeTimes{Times: FrameTimes(journalBase+w[0], length, fps)})
+		eps = append(eps, EpisodeTimes{Times: lerobot.FrameTimes(journalBase+w[0], length, fps)})
 	}
 	return eps
 }
@@ -428,7 +430,7 @@ func TestExportScaledCodeSurvivesAV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	cam := fixtureCamera{name: "scaled", files: []fixtureFile{{src: Source{Path: path, StartT: journalBase}, firstCode: 0xABCD0000, tb: [2]int{res.TimeBaseNum, res.TimeBaseDen}, pts: res.PTS}}}
-	episodes := []EpisodeTimes{{Times: FrameTimes(journalBase, 60, 30)}}
+	episodes := []EpisodeTimes{{Times: lerobot.FrameTimes(journalBase, 60, 30)}}
 	out, err := ExportCamera(ctx, cam.sources(), episodes, ExportOptions{
 		FPS: 30, Width: 160, Height: 120, RecordChoices: true,
 		FilePath: func(c, f int) string { return filepath.Join(dir, "out.mp4") },
@@ -445,7 +447,7 @@ func TestExportScaledCodeSurvivesAV1(t *testing.T) {
 func TestExportRejectsBadInput(t *testing.T) {
 	cams := cameraFixtures(t)
 	fp := func(c, f int) string { return filepath.Join(t.TempDir(), "x.mp4") }
-	good := []EpisodeTimes{{Times: FrameTimes(journalBase, 3, 30)}}
+	good := []EpisodeTimes{{Times: lerobot.FrameTimes(journalBase, 3, 30)}}
 	for _, tc := range []struct {
 		name string
 		eps  []EpisodeTimes
@@ -517,15 +519,6 @@ func TestFeatureInfo(t *testing.T) {
 	m, _ = FeatureInfo(320, 240, 30, EncoderOptions{}, InfoWithEncoder)
 	if m["video.preset"] != 12 {
 		t.Errorf("svt preset %v (%T), want int 12", m["video.preset"], m["video.preset"])
-	}
-}
-
-func TestFrameTimes(t *testing.T) {
-	got := FrameTimes(1000, 4, 30)
-	// round(k·1e9/30): 0, 33333333.3→33333333, 66666666.7→66666667, 1e8.
-	want := []int64{1000, 1000 + 33333333, 1000 + 66666667, 1000 + 100000000}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("FrameTimes = %v, want %v", got, want)
 	}
 }
 

@@ -1,13 +1,12 @@
-package plan
+package lerobot
 
 import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
-
-	"github.com/ceres-robotics/ceres-export/journal"
 )
 
 // refLength is floor((end - start) * fps / 1e9) in arbitrary precision.
@@ -217,34 +216,15 @@ func BenchmarkFrameTime(b *testing.B) {
 	}
 }
 
-func TestDefaultFPS(t *testing.T) {
-	imu := journal.Stream{ID: "imu", Kind: journal.KindSensor, RateHz: 100}
-	mic := journal.Stream{ID: "mic", Kind: journal.KindAudio}
-	front := journal.Stream{ID: "front", Kind: journal.KindVideo, FPS: 29.97}
-	wrist := journal.Stream{ID: "wrist", Kind: journal.KindVideo, FPS: 15}
-	tests := []struct {
-		name    string
-		streams []journal.Stream
-		fps     int
-		source  string
-		wantErr bool
-	}{
-		{"first video wins over an earlier sensor", []journal.Stream{imu, mic, front, wrist}, 30, "video stream front", false},
-		{"the first video, not the fastest", []journal.Stream{wrist, front}, 15, "video stream wrist", false},
-		{"sensor rate without camera", []journal.Stream{mic, imu}, 100, "sensor stream imu", false},
-		{"tiny-session: 10 Hz", []journal.Stream{{ID: "imu", Kind: journal.KindSensor, RateHz: 10}}, 10, "sensor stream imu", false},
-		{"sensor rate rounds half away from zero", []journal.Stream{{ID: "s", Kind: journal.KindSensor, RateHz: 12.5}}, 13, "sensor stream s", false},
-		{"audio only", []journal.Stream{mic}, 0, "", true},
-		{"video without fps", []journal.Stream{{ID: "v", Kind: journal.KindVideo}, imu}, 0, "", true},
-		{"sub-hertz sensor", []journal.Stream{{ID: "s", Kind: journal.KindSensor, RateHz: 0.4}}, 0, "", true},
-		{"no streams", nil, 0, "", true},
+func TestFrameTimes(t *testing.T) {
+	got := FrameTimes(1000, 4, 30)
+	want := []int64{1000, 1000 + 33333333, 1000 + 66666667, 1000 + 100000000}
+	if !slices.Equal(got, want) {
+		t.Errorf("FrameTimes = %v, want %v", got, want)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fps, source, err := DefaultFPS(tt.streams)
-			if (err != nil) != tt.wantErr || fps != tt.fps || source != tt.source {
-				t.Errorf("DefaultFPS = %d, %q, %v; want %d, %q, error %v", fps, source, err, tt.fps, tt.source, tt.wantErr)
-			}
-		})
+	for _, n := range []int{1, 4, 90} {
+		if got, want := LastFrameTime(5, n, 29), FrameTime(5, n-1, 29); got != want {
+			t.Errorf("LastFrameTime(5, %d, 29) = %d, want %d", n, got, want)
+		}
 	}
 }

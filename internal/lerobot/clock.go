@@ -1,13 +1,9 @@
-package plan
+package lerobot
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
-
-	"github.com/ceres-robotics/ceres-export/journal"
 )
 
 // nsPerSecond is the journal clock's resolution: times are integer
@@ -20,10 +16,10 @@ const nsPerSecond = 1_000_000_000
 const MaxFPS = nsPerSecond
 
 // checkFPS panics on a rate outside [1, MaxFPS]: such a rate is a programming
-// error (Build rejects it with an error before any clock call).
+// error (callers reject it with an error before any clock call).
 func checkFPS(fps int) {
 	if fps < 1 || fps > MaxFPS {
-		panic(fmt.Sprintf("plan: fps %d outside [1, %d]", fps, MaxFPS))
+		panic(fmt.Sprintf("lerobot: fps %d outside [1, %d]", fps, MaxFPS))
 	}
 }
 
@@ -61,7 +57,7 @@ func Length(start, end int64, fps int) int {
 func FrameTime(start int64, k, fps int) int64 {
 	checkFPS(fps)
 	if k < 0 {
-		panic(fmt.Sprintf("plan: negative frame index %d", k))
+		panic(fmt.Sprintf("lerobot: negative frame index %d", k))
 	}
 	// round(k*1e9/fps) half up = floor((2*k*1e9 + fps) / (2*fps)).
 	hi, lo := bits.Mul64(uint64(k), 2*nsPerSecond)
@@ -72,40 +68,31 @@ func FrameTime(start int64, k, fps int) int64 {
 	// huge k at a low fps breaks that, and its time would overflow anyway.
 	div := 2 * uint64(fps)
 	if hi >= div {
-		panic(fmt.Sprintf("plan: frame %d at %d fps overflows the journal clock", k, fps))
+		panic(fmt.Sprintf("lerobot: frame %d at %d fps overflows the journal clock", k, fps))
 	}
 	offset, _ := bits.Div64(hi, lo, div)
 	if offset > math.MaxInt64 || start > 0 && offset > uint64(math.MaxInt64-start) {
-		panic(fmt.Sprintf("plan: frame %d at %d fps from %d overflows the journal clock", k, fps, start))
+		panic(fmt.Sprintf("lerobot: frame %d at %d fps from %d overflows the journal clock", k, fps, start))
 	}
 	return start + int64(offset)
 }
 
-// DefaultFPS returns the dataset rate export-semantics.md prescribes when
-// none is given: the nominal fps of the first video stream, or, when the
-// session has no video stream, the nominal rate of the first sensor stream,
-// rounded to the nearest integer (LeRobot requires an integer rate; 29.97
-// becomes 30). Source names the stream ("video stream front"). It is an
-// error when the stream it picks has no rate in [1, MaxFPS] after rounding,
-// or when there is neither a video nor a sensor stream.
-func DefaultFPS(streams []journal.Stream) (fps int, source string, err error) {
-	kind := journal.KindVideo
-	if !slices.ContainsFunc(streams, func(s journal.Stream) bool { return s.Kind == journal.KindVideo }) {
-		kind = journal.KindSensor
+// LastFrameTime returns the time of the last frame of an episode of length
+// frames starting at start: FrameTime(start, length-1, fps). It panics if
+// length < 1.
+func LastFrameTime(start int64, length, fps int) int64 {
+	if length < 1 {
+		panic(fmt.Sprintf("lerobot: episode of %d frames has no last frame", length))
 	}
-	for _, s := range streams {
-		if s.Kind != kind {
-			continue
-		}
-		rate := s.FPS
-		if kind == journal.KindSensor {
-			rate = s.RateHz
-		}
-		r := math.Round(rate)
-		if !(r >= 1 && r <= MaxFPS) { // also rejects NaN
-			return 0, "", fmt.Errorf("plan: %s stream %s has nominal rate %g, no usable dataset fps", kind, s.ID, rate)
-		}
-		return int(r), kind + " stream " + s.ID, nil
+	return FrameTime(start, length-1, fps)
+}
+
+// FrameTimes expands the frame clock of an episode of length frames
+// starting at start: FrameTime(start, k, fps) for k in [0, length).
+func FrameTimes(start int64, length, fps int) []int64 {
+	out := make([]int64, length)
+	for k := range out {
+		out[k] = FrameTime(start, k, fps)
 	}
-	return 0, "", errors.New("plan: no video or sensor stream to take the dataset fps from")
+	return out
 }
