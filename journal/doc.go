@@ -1,6 +1,6 @@
 // Package journal reads and writes the CERES source journal, format version 1
-// (docs/journal-format.md in the repository is the contract; this comment restates its
-// wire format so the code can be checked against it).
+// (docs/journal-format.md in the repository is the contract; this comment
+// restates its wire format so that the code can be checked against it).
 //
 // # Session directory
 //

@@ -1,6 +1,6 @@
 // Package taskspec validates, normalises, canonicalises and hashes CERES
-// task specifications, version 1 (the contract in
-// seeds/task-specification-v1.txt; CERES's own validator is authoritative).
+// task specifications, version 1 (docs/task-specification.md in the repository; CERES's own validator is
+// authoritative).
 //
 // # Rules enforced by Parse
 //

@@ -509,7 +509,7 @@ func TestTaskLookup(t *testing.T) {
 func TestVectors(t *testing.T) {
 	t.Run("tiny-session", func(t *testing.T) {
 		s := parseFile(t, "testdata/tiny-session-spec.json")
-		// Recorded by the independent writer of shared/examples/tiny-session.
+		// Recorded by the independent writer of journal/testdata/tiny-session.
 		const recorderHash = "aee59fc5d374ceabbde2329a52ced8b16ad6f318cac5cb619e4b4a824187a502"
 		assertEqual(t, "Hash", s.Hash(), recorderHash)
 	})

@@ -47,7 +47,7 @@ type JournalInspectOptions struct {
 	JSON    bool   // print one JSON document instead of text
 	Salvage bool   // read past corruption, reporting what was skipped
 	// FPS is the dataset rate the plan's frame counts use; 0 means the
-	// default of export-semantics.md: the nominal fps of the first video
+	// default of docs/export-semantics.md: the nominal fps of the first video
 	// stream, else the rate of the first sensor stream, rounded.
 	FPS int
 }

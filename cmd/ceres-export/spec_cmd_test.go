@@ -16,7 +16,7 @@ const (
 	specExample = "../../taskspec/testdata/example.json"
 	specTiny    = "../../taskspec/testdata/tiny-session-spec.json"
 	// tinyRecorderHash is the hash the independent recorder wrote into
-	// shared/examples/tiny-session.
+	// journal/testdata/tiny-session.
 	tinyRecorderHash = "aee59fc5d374ceabbde2329a52ced8b16ad6f318cac5cb619e4b4a824187a502"
 )
 

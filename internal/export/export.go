@@ -38,7 +38,7 @@ var (
 	// into an error. The shard was not written.
 	ErrStrict = errors.New("export: strictness check failed")
 	// ErrSpecMismatch: the corrected specification does not fit the
-	// recording (export-semantics, "Re-export").
+	// recording (docs/export-semantics.md, "Re-export after a specification fix").
 	ErrSpecMismatch = errors.New("export: task specification does not fit the recording")
 	// ErrNoEpisodes: the session has no accepted attempt of at least one
 	// frame; LeRobot cannot load an empty dataset.
@@ -107,7 +107,7 @@ type VideoOptions struct {
 	Height int `json:"height,omitempty"`
 	// Concurrency is how many cameras encode at once; 0 means one per CPU
 	// core. Encoders use every core on their own; running two at once still
-	// gained 2.5-7% on two cores (video-notes.md), and memory is bounded per
+	// gained 2.5-7% on two cores (docs/video.md), and memory is bounded per
 	// camera (a few frames plus the encoder's own, about 300 MB for 720p
 	// SVT-AV1).
 	Concurrency int `json:"concurrency,omitempty"`

@@ -54,9 +54,9 @@ func featureName(stream, field string) string {
 }
 
 // sensorFeatures derives the shard's data features from the session's sensor
-// streams (export-semantics, "Sensor values"): one feature per field named
-// observation.<stream>.<field>, or the mapped features first and then every
-// field no mapping uses. float64 is written as float32 unless keepFloat64.
+// streams (docs/export-semantics.md, "Sensor values"): one feature per field
+// named observation.<stream>.<field>, or the mapped features first and then
+// every field no mapping uses. float64 is written as float32 unless keepFloat64.
 // Multi-dimensional shapes are flattened to a vector in row-major order.
 func sensorFeatures(session journal.Session, mappings []FeatureMapping, keepFloat64 bool) ([]rowFeature, error) {
 	type fieldInfo struct {

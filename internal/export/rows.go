@@ -14,8 +14,8 @@ import (
 )
 
 // holder follows one sensor stream through the frame clock and holds, for
-// each frame time T, the latest sample with t ≤ T (export-semantics, "Sensor
-// values"). It reads the stream's batches on demand, so memory does not grow
+// each frame time T, the latest sample with t ≤ T (docs/export-semantics.md,
+// "Sensor values"). It reads the stream's batches on demand, so memory does not grow
 // with the session.
 type holder struct {
 	j      *journal.Journal

@@ -2,7 +2,8 @@
 // every attempt with its fate, the episodes in export order, the pauses and
 // resets, and the frame clock that places frame k of an episode on the
 // journal clock. It implements "Episodes" and "The frame clock" of
-// export-semantics.md and the attempt definitions of journal-format.md.
+// docs/export-semantics.md and the attempt definitions of
+// docs/journal-format.md.
 //
 // The API is small: Build (events → *Plan), DefaultFPS (the frame clock
 // itself is package lerobot's), CheckFit for re-exports, and TaskTypes with its

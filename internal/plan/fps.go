@@ -10,7 +10,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
-// DefaultFPS returns the dataset rate export-semantics.md prescribes when
+// DefaultFPS returns the dataset rate docs/export-semantics.md prescribes when
 // none is given: the nominal fps of the first video stream, or, when the
 // session has no video stream, the nominal rate of the first sensor stream,
 // rounded to the nearest integer (LeRobot requires an integer rate; 29.97

@@ -125,7 +125,7 @@ func genSession(rng *rand.Rand) session {
 }
 
 // oracle computes the fates of a generated journal by the definitions of
-// journal-format.md, independently of Build: a generated journal has no
+// docs/journal-format.md, independently of Build: a generated journal has no
 // structural anomalies, so only retried, incomplete, superseded, empty and
 // accepted occur.
 func oracle(s session, fps int) map[Key]Fate {

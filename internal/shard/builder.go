@@ -55,8 +55,8 @@ type VideoSegment struct {
 	Stats                      Stats
 }
 
-// CeresEpisode holds the ceres/* columns of meta/episodes (export-semantics.md
-// "Task specification and provenance").
+// CeresEpisode holds the ceres/* columns of meta/episodes (docs/export-semantics.md,
+// "Provenance").
 type CeresEpisode struct {
 	SessionID, TaskID, TaskLabel, TaskType string
 	Cycle, Repetition, Attempt             int64

@@ -120,7 +120,8 @@ func (c *checker) requiredEpisodeColumns() map[string]arrow.DataType {
 	return cols
 }
 
-// ceresColumns are the ceres/* episode columns of export-semantics.md.
+// ceresColumns are the ceres/* episode columns of docs/export-semantics.md
+// ("Provenance").
 var ceresColumns = map[string]arrow.DataType{
 	"ceres/session_id":                       arrow.BinaryTypes.String,
 	"ceres/task_id":                          arrow.BinaryTypes.String,

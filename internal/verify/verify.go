@@ -8,7 +8,7 @@
 // arrow-go's pqarrow (a different implementation from the parquet-go writer,
 // honouring the ARROW:schema metadata as pyarrow does), JSON with
 // encoding/json, videos through FFmpeg. The expected values are recomputed
-// from the rules in export-semantics.md and lerobot-format.md, not taken from
+// from the rules in docs/export-semantics.md and docs/lerobot-format.md, not taken from
 // the exporter.
 //
 // # Checks

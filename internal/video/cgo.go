@@ -1,6 +1,6 @@
 package video
 
-// The helpers below fill gaps in go-astiav v0.16 (see video-notes.md): it has
+// The helpers below fill gaps in go-astiav v0.16 (see docs/video.md): it has
 // no accessor for best_effort_timestamp and no way to write into or read a
 // frame's planes in place.
 

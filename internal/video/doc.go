@@ -72,5 +72,5 @@
 // ExportCamera shares nothing between calls: run one camera per goroutine.
 // FFmpeg's log level is process-wide; callers set it once with
 // SetLibraryLogging and never install astiav's log callback (see
-// video-notes.md).
+// docs/video.md).
 package video

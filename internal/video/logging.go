@@ -9,7 +9,7 @@ import (
 // SetLibraryLogging sets how much FFmpeg and SVT-AV1 print to stderr for the
 // whole process: errors only, or everything with verbose. It is process-wide
 // because FFmpeg's log level is. go-astiav's log callback is not installed:
-// it formats into a fixed 1024-byte C buffer (video-notes.md).
+// it formats into a fixed 1024-byte C buffer (docs/video.md).
 func SetLibraryLogging(verbose bool) {
 	if verbose {
 		astiav.SetLogLevel(astiav.LogLevelInfo)
