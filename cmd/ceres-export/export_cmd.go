@@ -146,6 +146,7 @@ func (o *ExportOptions) resolve() error {
 			return err
 		}
 		o.TaskSpec = b
+		o.Inputs = append(o.Inputs, o.SpecFile)
 	}
 	o.Version = version
 	return nil
@@ -220,8 +221,10 @@ func exportErrorCode(err error) int {
 	switch {
 	case errors.Is(err, export.ErrStrict), errors.Is(err, export.ErrSpecMismatch), errors.Is(err, export.ErrNoEpisodes):
 		return exitFindings
-	case errors.Is(err, shard.ErrDestinationExists):
+	case errors.Is(err, shard.ErrDestinationExists), errors.Is(err, shard.ErrDestinationRefused):
 		return exitUsage
+	case errors.Is(err, shard.ErrDestinationBusy):
+		return exitFailed
 	case errors.Is(err, journal.ErrCorrupt), errors.Is(err, journal.ErrSegmentGap), errors.Is(err, journal.ErrBadHeader),
 		errors.Is(err, journal.ErrInvalid), errors.Is(err, journal.ErrSpec):
 		return journalErrorCode(err)

@@ -65,8 +65,13 @@ type Options struct {
 	// TaskSpec is a corrected task specification (JSON) for a re-export;
 	// nil applies the journal's own.
 	TaskSpec []byte
-	// Replace allows replacing an existing shard at the destination.
+	// Replace allows replacing an existing shard at the destination; only
+	// an output of this tool is ever replaced (shard.CheckDestination).
 	Replace bool
+	// Inputs are further paths the caller read for this export (a
+	// corrected specification's file): the shard may not overlap them, as
+	// it may not overlap the session.
+	Inputs []string
 	// Video configures the camera features.
 	Video VideoOptions
 	// Progress receives progress; nil reports nothing.
@@ -157,6 +162,12 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	if err != nil {
 		return nil, err
 	}
+	inputs := append([]string{sessionDir}, opts.Inputs...)
+	// Refuse a destination that would destroy an input or something that is
+	// not ours before reading anything; Stage checks again under the lock.
+	if _, err := shard.CheckDestination(shardDir, inputs, opts.Replace); err != nil {
+		return nil, err
+	}
 	// A directory without journal/ is not a session at all: say so, rather
 	// than report the journal's first segment missing.
 	if _, err := os.Stat(filepath.Join(sessionDir, "journal")); err != nil {
@@ -189,7 +200,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	}
 	rep := newReport(j, p, applied, diffs, opts, fps, fpsSource)
 
-	st, err := shard.Stage(shardDir, shard.StageOptions{Replace: opts.Replace})
+	st, err := shard.Stage(shardDir, shard.StageOptions{Replace: opts.Replace, Kind: shard.KindShard, Inputs: inputs})
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@
 //
 // # Use
 //
-//	st, err := shard.Stage(dest, shard.StageOptions{Replace: reexport})
+//	st, err := shard.Stage(dest, shard.StageOptions{Replace: reexport, Inputs: []string{session}})
 //	defer st.Abort()                       // no-op after Commit
 //	prev, _ := shard.OpenPrevious(dest)    // nil on a first export; videos to reuse
 //	b, err := shard.NewBuilder(st.Dir(), features, shard.Options{FPS: 30, RobotType: "so100"})
@@ -102,15 +102,20 @@
 //
 // # Atomic replacement
 //
-// Stage builds in ".<dest-base>.ceres-tmp-<random>" beside the destination,
-// holding a marker file with the builder's pid. Commit fsyncs every file and
-// directory, then renames into place (RENAME_NOREPLACE) or, with Replace,
-// swaps with renameat2(RENAME_EXCHANGE), so the destination holds either the
-// whole old shard or the whole new one at every instant; the old one is then
-// deleted. Without Replace an existing destination is refused before any
-// work. Stage removes staging directories of the same destination whose
-// process is gone (RemoveStaleStaging). Concurrent exports to one
-// destination are not supported.
+// Stage first applies the destination rules (see CheckDestination and
+// destination.go): the output never overlaps an input, is never a symbolic
+// link, and Replace only ever replaces an output this tool made (one
+// holding OutputMarker, which Commit writes). It then takes an exclusive
+// flock on ".<dest-base>.ceres-lock" beside the destination, held until
+// Commit or Abort, so a second writer is refused (ErrDestinationBusy), and
+// builds in ".<dest-base>.ceres-tmp-<random>" beside the destination.
+// Commit fsyncs every file and directory, then renames into place
+// (RENAME_NOREPLACE) or, with Replace, swaps with renameat2(RENAME_EXCHANGE),
+// so the destination holds either the whole old output or the whole new one
+// at every instant; the old one is then deleted. Without Replace an existing
+// destination is refused before any work. Staging directories of the
+// destination found under its lock belong to runs that are gone and are
+// removed.
 //
 // # Determinism
 //

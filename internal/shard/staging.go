@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,39 +26,69 @@ const (
 	tempMarker = ".ceres-staging"
 )
 
-// StageOptions configures Stage. The zero value refuses an existing destination.
+// StageOptions configures Stage. The zero value refuses an existing
+// destination and stages a shard.
 type StageOptions struct {
-	// Replace allows replacing an existing destination atomically.
+	// Replace allows replacing an existing destination atomically; only an
+	// output this tool made is ever replaced (see CheckDestination).
 	Replace bool
+	// Kind is the OutputMarker kind Commit records: KindShard (the
+	// default), KindMerged or KindCampaign.
+	Kind string
+	// Inputs are every path the command reads (session directories, spec
+	// files, shards being merged); the destination may not overlap any.
+	Inputs []string
 }
 
-// Staging is a shard being built in a temporary directory beside its
-// destination. Build everything under Dir, then Commit; on any failure call
-// Abort (safe to defer: it does nothing after Commit).
+// Staging is an output being built in a temporary directory beside its
+// destination, under the destination's lock. Build everything under Dir,
+// then Commit; on any failure call Abort (safe to defer: it does nothing
+// after Commit).
 type Staging struct {
 	dest    string
 	tmp     string
+	kind    string
 	replace bool
 	done    bool
+	lock    *DestinationLock
 }
 
-// Stage prepares a staging directory for dest. It fails before any work if
-// dest exists and opts.Replace is false. It first removes staging
-// directories of dest left by earlier runs whose process is gone.
+// Stage checks dest against the rules of CheckDestination, takes its lock
+// (ErrDestinationBusy when another process holds it), removes the staging
+// directories earlier runs left behind (their owners are gone: they held
+// the lock while they lived), and prepares a new staging directory in the
+// destination's real parent. It fails before any work if dest exists and
+// opts.Replace is false.
 func Stage(dest string, opts StageOptions) (*Staging, error) {
-	dest = filepath.Clean(dest)
+	kind := opts.Kind
+	if kind == "" {
+		kind = KindShard
+	}
+	resolved, err := CheckDestination(dest, opts.Inputs, opts.Replace)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := LockDestination(resolved)
+	if err != nil {
+		return nil, err
+	}
+	// Check again under the lock: another writer may have committed.
+	if _, err := CheckDestination(resolved, opts.Inputs, opts.Replace); err != nil {
+		_ = lock.Unlock()
+		return nil, err
+	}
+	st, err := stageLocked(resolved, kind, opts.Replace)
+	if err != nil {
+		_ = lock.Unlock()
+		return nil, err
+	}
+	st.lock = lock
+	return st, nil
+}
+
+func stageLocked(dest, kind string, replace bool) (*Staging, error) {
 	parent, base := filepath.Dir(dest), filepath.Base(dest)
-	if base == "." || base == string(filepath.Separator) {
-		return nil, fmt.Errorf("shard: stage %q: not a directory name", dest)
-	}
-	if _, err := os.Lstat(dest); err == nil {
-		if !opts.Replace {
-			return nil, fmt.Errorf("stage %s: %w (set Replace to replace it)", dest, ErrDestinationExists)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("shard: stage %s: %w", dest, err)
-	}
-	if _, err := RemoveStaleStaging(dest); err != nil {
+	if _, err := removeStaleStaging(dest); err != nil {
 		return nil, err
 	}
 	tmp, err := os.MkdirTemp(parent, "."+base+tempInfix)
@@ -75,7 +104,7 @@ func Stage(dest string, opts StageOptions) (*Staging, error) {
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("shard: stage %s: %w", dest, err)
 	}
-	return &Staging{dest: dest, tmp: tmp, replace: opts.Replace}, nil
+	return &Staging{dest: dest, tmp: tmp, kind: kind, replace: replace}, nil
 }
 
 func writeMarker(dir string) error {
@@ -86,17 +115,22 @@ func writeMarker(dir string) error {
 // Dir returns the staging directory: the root of the shard being built.
 func (s *Staging) Dir() string { return s.tmp }
 
-// Dest returns the destination path.
+// Dest returns the destination path, its parent's symbolic links resolved.
 func (s *Staging) Dest() string { return s.dest }
 
 // Commit moves the finished shard into place. Every file and directory is
 // fsynced first. A missing destination is created by rename; an existing
 // one (with Replace) is swapped atomically with renameat2(RENAME_EXCHANGE),
 // so the destination always holds either the whole old shard or the whole
-// new one, and the old shard is then deleted.
+// new one, and the old shard is then deleted. Commit writes OutputMarker
+// and releases the destination's lock.
 func (s *Staging) Commit() error {
 	if s.done {
 		return fmt.Errorf("shard: commit %s: already committed or aborted", s.dest)
+	}
+	defer s.unlock()
+	if err := writeOutputMarker(s.tmp, s.kind); err != nil {
+		return fmt.Errorf("shard: commit %s: %w", s.dest, err)
 	}
 	if err := os.Remove(filepath.Join(s.tmp, tempMarker)); err != nil {
 		return fmt.Errorf("shard: commit %s: %w", s.dest, err)
@@ -123,6 +157,11 @@ func (s *Staging) Commit() error {
 		_ = writeMarker(s.tmp)
 		return fmt.Errorf("commit %s: %w", s.dest, ErrDestinationExists)
 	}
+	if _, ok := OutputKind(s.dest); !ok {
+		// Something else took the destination's place since Stage.
+		_ = writeMarker(s.tmp)
+		return fmt.Errorf("%w: commit %s: it is no longer an output of ceres-export", ErrDestinationRefused, s.dest)
+	}
 	if err := unix.Renameat2(unix.AT_FDCWD, s.tmp, unix.AT_FDCWD, s.dest, unix.RENAME_EXCHANGE); err != nil {
 		_ = writeMarker(s.tmp)
 		return fmt.Errorf("shard: commit %s: atomic exchange: %w", s.dest, err)
@@ -147,10 +186,16 @@ func (s *Staging) Abort() error {
 		return nil
 	}
 	s.done = true
+	defer s.unlock()
 	if err := os.RemoveAll(s.tmp); err != nil {
 		return fmt.Errorf("shard: abort %s: %w", s.dest, err)
 	}
 	return nil
+}
+
+func (s *Staging) unlock() {
+	_ = s.lock.Unlock()
+	s.lock = nil
 }
 
 // IsStagingDir reports whether path is a staging directory of this package
@@ -164,15 +209,14 @@ func IsStagingDir(path string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// RemoveStaleStaging deletes the staging directories of dest left by runs
-// whose process no longer exists, and returns their paths. Directories of a
-// live process are left alone. A directory with the staging name but no
-// marker is removed too: only a Commit interrupted between dropping the
-// marker and marking the swapped-out old shard leaves one, and then it holds
-// either the new shard that never moved in or the old one that moved out
-// (concurrent exports to one destination are not supported).
-func RemoveStaleStaging(dest string) ([]string, error) {
-	dest = filepath.Clean(dest)
+// removeStaleStaging deletes the staging directories of dest and returns
+// their paths. The caller holds dest's lock: a staging directory is only
+// made under it, so every one found now belongs to a run that is gone. A
+// directory with the staging name but no marker is removed too: only a
+// Commit interrupted between dropping the marker and marking the
+// swapped-out old shard leaves one, and then it holds either the new shard
+// that never moved in or the old one that moved out.
+func removeStaleStaging(dest string) ([]string, error) {
 	parent, base := filepath.Dir(dest), filepath.Base(dest)
 	entries, err := os.ReadDir(parent)
 	if err != nil {
@@ -185,38 +229,12 @@ func RemoveStaleStaging(dest string) ([]string, error) {
 			continue
 		}
 		p := filepath.Join(parent, e.Name())
-		if IsStagingDir(p) && markerProcessAlive(p) {
-			continue
-		}
 		if err := os.RemoveAll(p); err != nil {
 			return removed, fmt.Errorf("shard: remove stale staging %s: %w", p, err)
 		}
 		removed = append(removed, p)
 	}
 	return removed, nil
-}
-
-// markerProcessAlive reports whether the pid in the marker names a running
-// process other than a reused one we cannot tell apart (best effort).
-func markerProcessAlive(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, tempMarker))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "pid "); ok {
-			pid, err := strconv.Atoi(strings.TrimSpace(rest))
-			if err != nil || pid <= 0 {
-				return false
-			}
-			if pid == os.Getpid() {
-				return false // our own earlier, abandoned staging
-			}
-			err = syscall.Kill(pid, 0)
-			return err == nil || errors.Is(err, syscall.EPERM)
-		}
-	}
-	return false
 }
 
 // syncTree fsyncs every regular file and directory under root, directories

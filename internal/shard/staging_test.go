@@ -68,8 +68,8 @@ func TestStageCommitNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := treeContent(t, dest)
-	if len(got) != 1 || got["meta/info.json"] != "new" {
-		t.Errorf("committed tree %v (the staging marker must not be part of it)", got)
+	if len(got) != 2 || got["meta/info.json"] != "new" || got[OutputMarker] != ourMarker {
+		t.Errorf("committed tree %v (the staging marker must not be part of it, the output marker must)", got)
 	}
 	if names := siblings(t, parent); len(names) != 1 {
 		t.Errorf("leftovers beside the shard: %v", names)
@@ -80,7 +80,7 @@ func TestStageCommitNew(t *testing.T) {
 	if err := st.Abort(); err != nil {
 		t.Errorf("Abort after Commit: %v", err)
 	}
-	if len(treeContent(t, dest)) != 1 {
+	if len(treeContent(t, dest)) != 2 {
 		t.Error("Abort after Commit touched the shard")
 	}
 }
@@ -100,7 +100,7 @@ func TestStageRefusesExistingWithoutReplace(t *testing.T) {
 func TestStageReplaceSwaps(t *testing.T) {
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard")
-	writeTree(t, dest, map[string]string{"meta/info.json": "old", "videos/cam/chunk-000/file-000.mp4": "v"})
+	writeTree(t, dest, map[string]string{"meta/info.json": "old", "videos/cam/chunk-000/file-000.mp4": "v", OutputMarker: ourMarker})
 	prev, err := OpenPrevious(dest)
 	if err != nil || prev == nil {
 		t.Fatalf("OpenPrevious: %v %v", prev, err)
@@ -120,7 +120,7 @@ func TestStageReplaceSwaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := treeContent(t, dest)
-	if len(got) != 1 || got["meta/info.json"] != "new" {
+	if len(got) != 2 || got["meta/info.json"] != "new" {
 		t.Errorf("after replace: %v", got)
 	}
 	if names := siblings(t, parent); len(names) != 1 {
@@ -131,7 +131,7 @@ func TestStageReplaceSwaps(t *testing.T) {
 func TestStageAbortLeavesDestination(t *testing.T) {
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard")
-	writeTree(t, dest, map[string]string{"meta/info.json": "old"})
+	writeTree(t, dest, map[string]string{"meta/info.json": "old", OutputMarker: ourMarker})
 	st, err := Stage(dest, StageOptions{Replace: true})
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestStageAbortLeavesDestination(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := treeContent(t, dest)
-	if len(got) != 1 || got["meta/info.json"] != "old" {
+	if len(got) != 2 || got["meta/info.json"] != "old" {
 		t.Errorf("destination after a failed build: %v", got)
 	}
 	if names := siblings(t, parent); len(names) != 1 {
@@ -159,36 +159,52 @@ func TestStageAbortLeavesDestination(t *testing.T) {
 	}
 }
 
-func TestRemoveStaleStaging(t *testing.T) {
+// A staging directory is stale exactly when nobody holds its
+// destination's lock: a live writer's staging survives a second writer,
+// which is refused; once the writer is gone, every leftover goes.
+func TestStaleStagingOnlyWhenOwnerGone(t *testing.T) {
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard")
 	dead := filepath.Join(parent, ".shard.ceres-tmp-111")
-	live := filepath.Join(parent, ".shard.ceres-tmp-222")
 	// No marker: the old shard a Commit swapped out just before it was
 	// killed, before it could mark it.
 	swappedOut := filepath.Join(parent, ".shard.ceres-tmp-333")
 	other := filepath.Join(parent, ".other.ceres-tmp-444") // another destination
-	// pid 2^22+1 exceeds Linux's pid_max limit, so no such process exists.
-	writeTree(t, dead, map[string]string{tempMarker: "x\npid 4194305\n", "data/x": "1"})
-	writeTree(t, live, map[string]string{tempMarker: "x\npid 1\n"})
+	// pid 1 is alive: a pid says nothing, the lock does.
+	writeTree(t, dead, map[string]string{tempMarker: "x\npid 1\n", "data/x": "1"})
 	writeTree(t, swappedOut, map[string]string{"meta/info.json": "{}"})
 	writeTree(t, other, map[string]string{tempMarker: "x\npid 4194305\n"})
 	if IsStagingDir(swappedOut) || !IsStagingDir(dead) {
 		t.Fatal("IsStagingDir misjudges")
 	}
-	st, err := Stage(dest, StageOptions{}) // cleans up as a side effect
+	live, err := Stage(dest, StageOptions{}) // cleans up as a side effect
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Abort()
+	second, err := Stage(dest, StageOptions{})
+	if !errors.Is(err, ErrDestinationBusy) {
+		second.Abort()
+		t.Fatalf("second writer: %v, want ErrDestinationBusy", err)
+	}
 	for _, c := range []struct {
 		path  string
 		exist bool
-	}{{dead, false}, {live, true}, {swappedOut, false}, {other, true}} {
+	}{{dead, false}, {live.Dir(), true}, {swappedOut, false}, {other, true}} {
 		_, err := os.Stat(c.path)
 		if exists := err == nil; exists != c.exist {
 			t.Errorf("%s exists=%v, want %v", filepath.Base(c.path), exists, c.exist)
 		}
+	}
+	// The live writer "dies" without cleaning up: its lock goes with it.
+	leftover := live.Dir()
+	live.unlock()
+	next, err := Stage(dest, StageOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Abort()
+	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("staging of a gone writer survived: %v", err)
 	}
 }
 
