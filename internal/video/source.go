@@ -1,0 +1,197 @@
+package video
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"sync"
+
+	"github.com/asticode/go-astiav"
+)
+
+// maxTrailingBytes is how many bytes may follow the last packet of a
+// complete file (block headers, end elements) before the file counts as cut.
+const maxTrailingBytes = 64
+
+// heldFrame is a decoded source frame kept for selection.
+type heldFrame struct {
+	frame *astiav.Frame // own reference
+	t     *big.Rat      // journal time, ns
+	ref   SourceRef
+	seq   int // decode order over all sources
+}
+
+func (h *heldFrame) free() {
+	if h != nil && h.frame != nil {
+		h.frame.Free()
+		h.frame = nil
+	}
+}
+
+// sourceCursor yields the frames of a camera's files in order, with
+// strictly increasing journal times.
+type sourceCursor struct {
+	sources []Source
+	threads int
+	reports []SourceReport
+	cur     int
+	dec     *decoder
+	seq     int
+	last    *big.Rat
+	tbNs    *big.Rat // current file's time base × 1e9
+	start   *big.Rat
+}
+
+func newSourceCursor(sources []Source, threads int) *sourceCursor {
+	c := &sourceCursor{sources: sources, threads: threads, reports: make([]SourceReport, len(sources))}
+	for i, s := range sources {
+		c.reports[i] = SourceReport{Path: s.Path, NotDecoded: true}
+		if st, err := os.Stat(s.Path); err == nil {
+			c.reports[i].Size = st.Size()
+		}
+	}
+	return c
+}
+
+// next returns the next source frame, or io.EOF after the last file.
+func (c *sourceCursor) next() (*heldFrame, error) {
+	for c.cur < len(c.sources) {
+		if c.dec == nil {
+			d, err := openDecoder(c.sources[c.cur].Path, c.threads)
+			if err != nil {
+				return nil, fmt.Errorf("source %d: %w", c.cur, err)
+			}
+			c.dec = d
+			rep := &c.reports[c.cur]
+			rep.NotDecoded = false
+			rep.TimeBase = rationalOf(d.tb)
+			c.tbNs = new(big.Rat).SetFrac64(int64(d.tb.Num())*1e9, int64(d.tb.Den()))
+			c.start = new(big.Rat).SetInt64(c.sources[c.cur].StartT)
+		}
+		f, pts, err := c.dec.next()
+		rep := &c.reports[c.cur]
+		if errors.Is(err, io.EOF) {
+			c.finishFile()
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("source %d: %w", c.cur, err)
+		}
+		t := new(big.Rat).SetInt64(pts)
+		t.Mul(t, c.tbNs)
+		t.Add(t, c.start)
+		if c.last != nil && t.Cmp(c.last) <= 0 {
+			rep.Dropped++
+			continue
+		}
+		if rep.Frames == 0 {
+			rep.FirstPTS = pts
+		}
+		rep.Frames++
+		rep.LastPTS = pts
+		c.last = t
+		h := &heldFrame{frame: astiav.AllocFrame(), t: t, ref: SourceRef{Source: c.cur, PTS: pts}, seq: c.seq}
+		if err := h.frame.Ref(f); err != nil {
+			h.free()
+			return nil, fmt.Errorf("source %d: ref frame: %w", c.cur, err)
+		}
+		c.seq++
+		return h, nil
+	}
+	return nil, io.EOF
+}
+
+func (c *sourceCursor) finishFile() {
+	rep := &c.reports[c.cur]
+	d := c.dec
+	rep.Packets = d.packets
+	rep.BytesRead = d.bytesRead
+	rep.Complete = true
+	switch {
+	case d.readErr != nil:
+		rep.Truncated, rep.Err = true, d.readErr.Error()
+	case d.decodeErr != nil:
+		rep.Truncated, rep.Err = true, d.decodeErr.Error()
+	case rep.Size-rep.BytesRead > maxTrailingBytes:
+		// FFmpeg's Matroska demuxer ends a cut file with a plain EOF (it
+		// only logs "File ended prematurely"); bytes left after the last
+		// packet are the evidence.
+		rep.Truncated = true
+		rep.Err = fmt.Sprintf("%s: %d bytes after the last whole packet (ends at byte %d): file cut short",
+			rep.Path, rep.Size-rep.BytesRead, rep.BytesRead)
+	}
+	d.close()
+	c.dec = nil
+	c.cur++
+}
+
+func (c *sourceCursor) close() {
+	if c.dec != nil {
+		rep := &c.reports[c.cur]
+		rep.Packets = c.dec.packets
+		rep.BytesRead = c.dec.bytesRead
+		c.dec.close()
+		c.dec = nil
+	}
+}
+
+// prefetcher runs a sourceCursor on its own goroutine, a few frames ahead,
+// so that decoding overlaps encoding. At most depth frames wait in the
+// channel.
+type prefetcher struct {
+	c    *sourceCursor
+	ch   chan prefetched
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+type prefetched struct {
+	h   *heldFrame
+	err error
+}
+
+func startPrefetch(c *sourceCursor, depth int) *prefetcher {
+	p := &prefetcher{c: c, ch: make(chan prefetched, depth), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		defer close(p.ch)
+		for {
+			h, err := c.next()
+			select {
+			case p.ch <- prefetched{h, err}:
+			case <-p.stop:
+				h.free()
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// next returns the next source frame, or io.EOF after the last.
+func (p *prefetcher) next() (*heldFrame, error) {
+	r, ok := <-p.ch
+	if !ok {
+		return nil, io.EOF
+	}
+	return r.h, r.err
+}
+
+// close stops the goroutine, frees what it decoded ahead and closes the
+// cursor; the cursor's reports are safe to read afterwards.
+func (p *prefetcher) close() {
+	p.once.Do(func() {
+		close(p.stop)
+		for r := range p.ch {
+			r.h.free()
+		}
+		<-p.done
+		p.c.close()
+	})
+}
