@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -108,6 +109,41 @@ func TestWriteSyntheticDeterministic(t *testing.T) {
 		}
 		if !bytes.Equal(files[0], files[1]) {
 			t.Errorf("%s: two runs differ (%d vs %d bytes)", c, len(files[0]), len(files[1]))
+		}
+	}
+}
+
+// TestWriteSyntheticIndependentOfHeap writes each codec's file in child
+// processes whose C heap glibc fills with different bytes (MALLOC_PERTURB_):
+// an encoder that reads memory it never wrote gives different files.
+func TestWriteSyntheticIndependentOfHeap(t *testing.T) {
+	if out := os.Getenv("CERES_SYNTH_HEAP_OUT"); out != "" {
+		pts := jitteredPTS(2, 0, 20, nil)
+		codec := SynthCodec(os.Getenv("CERES_SYNTH_HEAP_CODEC"))
+		if _, err := WriteSynthetic(context.Background(), out, SynthOptions{Codec: codec, Width: 160, Height: 120, PTS: pts}); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	dir := t.TempDir()
+	for _, c := range []SynthCodec{SynthVP8, SynthVP9, SynthH264} {
+		var first []byte
+		for _, perturb := range []string{"0", "85", "170"} {
+			path := filepath.Join(dir, string(c)+"-"+perturb)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestWriteSyntheticIndependentOfHeap$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "CERES_SYNTH_HEAP_OUT="+path, "CERES_SYNTH_HEAP_CODEC="+string(c), "MALLOC_PERTURB_="+perturb)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s MALLOC_PERTURB_=%s: %v\n%s", c, perturb, err, out)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = b
+			} else if !bytes.Equal(first, b) {
+				t.Errorf("%s: MALLOC_PERTURB_=%s gives another file (%d vs %d bytes)", c, perturb, len(b), len(first))
+			}
 		}
 	}
 }
