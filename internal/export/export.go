@@ -88,6 +88,10 @@ type Options struct {
 	// encodeCameraForTesting replaces video.ExportCamera in tests that
 	// count encoder calls.
 	encodeCameraForTesting func(context.Context, []video.Source, []video.EpisodeTimes, video.ExportOptions) (video.CameraResult, error)
+	// alterPlanForTesting rewrites the plan after plan.Build, so that a test
+	// can export a deliberately wrong plan (a leaked retry, a shifted
+	// window) and show that verify, which does not use plan, catches it.
+	alterPlanForTesting func(*plan.Plan)
 }
 
 // Strictness switches: each turns a counted irregularity into an error.
@@ -190,6 +194,9 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	p, err := plan.Build(j.Events, plan.SpecTypes(applied), fps)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
+	}
+	if opts.alterPlanForTesting != nil {
+		opts.alterPlanForTesting(p)
 	}
 	if len(p.Episodes) == 0 {
 		return nil, fmt.Errorf("%w: %d attempts, none accepted with a frame at %d fps", ErrNoEpisodes, len(p.Attempts), fps)

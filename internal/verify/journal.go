@@ -9,17 +9,15 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ceres-robotics/ceres-export/internal/lerobot"
-	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
 // checkJournal compares the shard with what an export of the session at
-// Options.Journal must produce: the same accepted attempts and windows, the
-// held sensor values, and (for synthetic sessions, whose frames carry a code
-// band) the chosen video frames.
+// Options.Journal must produce by docs/export-semantics.md: the same
+// accepted attempts and windows, the held sensor values, and (for synthetic
+// sessions, whose frames carry a code band) the chosen video frames.
 func (c *checker) checkJournal() error {
 	j, err := journal.Open(c.ctx, c.opts.Journal, journal.Options{Salvage: true})
 	if err != nil {
@@ -49,19 +47,17 @@ func (c *checker) checkJournal() error {
 			}
 		}
 	}
-	p, err := plan.Build(j.Events, plan.SpecTypes(applied), c.info.FPS)
-	if err != nil {
-		c.errorf("journal.plan", "session:journal", loc{}, "cannot plan the session at %d fps: %v", c.info.FPS, err)
+	if c.info.FPS < 1 {
+		c.notef("journal.skipped", infoPath, loc{}, "comparison with the session skipped: info.json fps %d is unusable", c.info.FPS)
 		return nil
 	}
-	fates := map[plan.Key]plan.Attempt{}
-	for _, a := range p.Attempts {
-		fates[a.Key] = a
-	}
+	// Fates, windows and frame times come from the checker's own reading
+	// of the rules (attempts.go), never from the exporter's plan.
+	want := expectExport(j.Events, specTaskType(applied), c.info.FPS)
 	recorded := j.Spec.Hash()
 	n := len(c.episodes.Rows)
-	if len(p.Episodes) != n {
-		c.errorf("journal.episode-count", "", loc{}, "the shard has %d episodes, but the session has %d accepted attempts at %d fps", n, len(p.Episodes), c.info.FPS)
+	if len(want.episodes) != n {
+		c.errorf("journal.episode-count", "", loc{}, "the shard has %d episodes, but the session has %d accepted attempts at %d fps", n, len(want.episodes), c.info.FPS)
 	}
 	for i, er := range c.episodes.Rows {
 		epi := er.EpisodeIndex
@@ -75,57 +71,53 @@ func (c *checker) checkJournal() error {
 		if h, _ := er.Ceres["ceres/task_specification/recorded_hash"].(string); h != recorded {
 			c.errorf("journal.recorded-hash", er.File, ep(epi), "ceres/task_specification/recorded_hash is %s, but the journal's SPEC hashes to %s", h, recorded)
 		}
-		if a, known := fates[key]; !known {
-			c.errorf("journal.attempt", er.File, ep(epi), "attempt %s does not occur in the session", keyString(key))
-		} else if a.Fate != plan.Accepted {
-			c.errorf("journal.attempt", er.File, ep(epi), "attempt %s is %s in the session (%s), so no row of it may be exported", keyString(key), a.Fate, a.Reason)
+		if a, known := want.attempts[key]; !known {
+			c.errorf("journal.attempt", er.File, ep(epi), "episode %d is attempt %s, which does not occur in the session", epi, key)
+		} else if a.fate != fateAccepted {
+			c.errorf("journal.attempt", er.File, ep(epi), "episode %d is attempt %s, which is %s in the session (%s), so no row of it may be exported", epi, key, a.fate, a.why)
 		}
-		if i >= len(p.Episodes) {
+		if i >= len(want.episodes) {
 			continue
 		}
-		pe := p.Episodes[i]
-		if pe.Key != key {
-			c.errorf("journal.attempt", er.File, ep(epi), "episode %d is attempt %s, but the session's episode %d is attempt %s", epi, keyString(key), i, keyString(pe.Key))
+		we := want.episodes[i]
+		if we.key != key {
+			c.errorf("journal.attempt", er.File, ep(epi), "episode %d is attempt %s, but the session's episode %d is attempt %s", epi, key, i, we.key)
 			continue
 		}
 		start, _ := er.Ceres["ceres/start_ns"].(int64)
 		end, _ := er.Ceres["ceres/end_ns"].(int64)
-		if start != pe.Start || end != pe.End {
-			c.errorf("journal.window", er.File, ep(epi), "window is [%d, %d), but attempt %s runs [%d, %d) in the session", start, end, keyString(key), pe.Start, pe.End)
+		if start != we.start || end != we.end {
+			c.errorf("journal.window", er.File, ep(epi), "episode %d: window is [%d, %d), but attempt %s runs [%d, %d) in the session", epi, start, end, key, we.start, we.end)
 		}
-		if er.Length != int64(pe.Length) {
-			c.errorf("journal.length", er.File, ep(epi), "length is %d, but the session's window holds %d frames at %d fps", er.Length, pe.Length, c.info.FPS)
+		if er.Length != we.length {
+			c.errorf("journal.length", er.File, ep(epi), "episode %d: length is %d, but the session's window holds %d frames at %d fps", epi, er.Length, we.length, c.info.FPS)
 		}
-		var want *string
-		if pe.Outcome != "" {
-			want = &pe.Outcome
+		var wantOutcome *string
+		if we.outcome != "" {
+			wantOutcome = &we.outcome
 		}
 		got, _ := er.Ceres["ceres/outcome"].(string)
-		if (want == nil) != (er.Ceres["ceres/outcome"] == nil) || want != nil && *want != got {
-			c.errorf("journal.outcome", er.File, ep(epi), "ceres/outcome is %s, but the session's latest annotation is %s", jsonText(er.Ceres["ceres/outcome"]), jsonText(want))
+		if (wantOutcome == nil) != (er.Ceres["ceres/outcome"] == nil) || wantOutcome != nil && *wantOutcome != got {
+			c.errorf("journal.outcome", er.File, ep(epi), "episode %d: ceres/outcome is %s, but the session's latest annotation is %s", epi, jsonText(er.Ceres["ceres/outcome"]), jsonText(wantOutcome))
 		}
 	}
-	if len(p.Episodes) != n {
+	if len(want.episodes) != n {
 		// Windows of other episodes cannot be lined up row by row.
 		return nil
 	}
-	if err := c.compareSensors(j, p); err != nil {
+	if err := c.compareSensors(j, want.episodes); err != nil {
 		return err
 	}
-	return c.compareVideo(j, p)
+	return c.compareVideo(j, want.episodes)
 }
 
 // ceresKey reads the attempt key of an episode row.
-func ceresKey(er *episodeRow) (plan.Key, bool) {
+func ceresKey(er *episodeRow) (attemptKey, bool) {
 	task, ok1 := er.Ceres["ceres/task_id"].(string)
 	cy, ok2 := er.Ceres["ceres/cycle"].(int64)
 	rep, ok3 := er.Ceres["ceres/repetition"].(int64)
 	att, ok4 := er.Ceres["ceres/attempt"].(int64)
-	return plan.Key{Cycle: int(cy), Task: task, Repetition: int(rep), Attempt: int(att)}, ok1 && ok2 && ok3 && ok4
-}
-
-func keyString(k plan.Key) string {
-	return fmt.Sprintf("(cycle %d, task %q, repetition %d, attempt %d)", k.Cycle, k.Task, k.Repetition, k.Attempt)
+	return attemptKey{cycle: cy, task: task, repetition: rep, attempt: att}, ok1 && ok2 && ok3 && ok4
 }
 
 // streamSamples is one sensor stream read whole.
@@ -244,7 +236,7 @@ func (c *checker) sensorFeatures(j *journal.Journal) []sensorFeature {
 // compareSensors recomputes every sensor feature from the journal's samples
 // and compares it row by row: frame k of an episode holds the latest sample
 // with t ≤ T_k, or the stream's first sample when there is none.
-func (c *checker) compareSensors(j *journal.Journal, p *plan.Plan) error {
+func (c *checker) compareSensors(j *journal.Journal, episodes []expectedEpisode) error {
 	if c.data == nil {
 		return nil
 	}
@@ -299,13 +291,12 @@ func (c *checker) compareSensors(j *journal.Journal, p *plan.Plan) error {
 		}
 		want := make([]float64, width)
 		held := make([]int, len(parts))
-		for _, pe := range p.Episodes {
-			de := c.data.Episodes[int64(pe.Index)]
-			if de == nil || de.Rows != int64(pe.Length) {
+		for _, pe := range episodes {
+			de := c.data.Episodes[int64(pe.index)]
+			if de == nil || de.Rows != pe.length {
 				continue
 			}
-			for k := 0; k < pe.Length; k++ {
-				T := lerobot.FrameTime(pe.Start, k, c.info.FPS)
+			for k, T := range pe.times {
 				want = want[:0]
 				for pi, part := range sf.parts {
 					ss := parts[pi]
@@ -323,7 +314,7 @@ func (c *checker) compareSensors(j *journal.Journal, p *plan.Plan) error {
 					if got != x {
 						pi, pe2 := partOf(sf, parts, e)
 						ss := parts[pi]
-						c.errorf("journal.sensor-value", c.data.Files[c.data.RowFile[r]], epRow(int64(pe.Index), r),
+						c.errorf("journal.sensor-value", c.data.Files[c.data.RowFile[r]], epRow(int64(pe.index), r),
 							"%s[%d] at frame %d (T=%d ns) is %v, want %v: %s.%s[%d] of sample %d (t=%d ns)",
 							sf.name, e, k, T, got, x, sf.parts[pi].stream.ID, sf.parts[pi].stream.Fields[sf.parts[pi].field].Name, pe2, held[pi], ss.times[held[pi]])
 						break
@@ -370,7 +361,7 @@ type sourceFrame struct {
 
 // compareVideo checks, for a synthetic session, that frame k of every
 // episode shows the source frame nearest to T_k (the earlier on a tie).
-func (c *checker) compareVideo(j *journal.Journal, p *plan.Plan) error {
+func (c *checker) compareVideo(j *journal.Journal, episodes []expectedEpisode) error {
 	if c.videos == nil {
 		if len(c.info.videoFeatures()) > 0 {
 			c.notef("journal.not-compared", "", loc{}, "video frames were not compared with the session (--quick)")
@@ -419,16 +410,16 @@ func (c *checker) compareVideo(j *journal.Journal, p *plan.Plan) error {
 			first := pos[rel]
 			pos[rel] += er.Length
 			vf := c.videos[rel]
-			pe := p.Episodes[i]
-			if vf == nil || int64(pe.Length) != er.Length {
+			pe := episodes[i]
+			if vf == nil || pe.length != er.Length {
 				continue
 			}
-			for k := 0; k < pe.Length; k++ {
+			for k, t := range pe.times {
 				fr := first + int64(k)
 				if fr >= int64(len(vf.Codes)) {
 					break
 				}
-				T := big.NewRat(lerobot.FrameTime(pe.Start, k, c.info.FPS), 1)
+				T := big.NewRat(t, 1)
 				src := nearestFrame(frames, T)
 				want, got := frames[src].code, vf.Codes[fr]
 				if want >= 0 && got != want {

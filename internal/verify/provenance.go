@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
@@ -76,10 +75,10 @@ func (c *checker) checkProvenance() error {
 		}
 		start, ok1 := num("ceres/start_ns")
 		end, ok2 := num("ceres/end_ns")
-		if ok1 && ok2 && c.info != nil {
+		if ok1 && ok2 && c.info != nil && c.info.FPS > 0 {
 			if end <= start {
 				c.errorf("ceres.window", er.File, ep(epi), "ceres/end_ns %d is not after ceres/start_ns %d", end, start)
-			} else if n := lerobot.Length(start, end, c.info.FPS); int64(n) != er.Length {
+			} else if n := frameCount(start, end, c.info.FPS); n != er.Length {
 				c.errorf("ceres.window", er.File, ep(epi), "the window [%d, %d) holds %d frames at %d fps, but length is %d", start, end, n, c.info.FPS, er.Length)
 			}
 		}
