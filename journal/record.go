@@ -41,18 +41,18 @@ type Stream struct {
 
 // Field dtypes.
 const (
-	DtypeFloat32 = "float32"
-	DtypeFloat64 = "float64"
-	DtypeInt32   = "int32"
-	DtypeInt64   = "int64"
-	DtypeUint8   = "uint8"
-	DtypeBool    = "bool"
+	DtypeFloat32 Dtype = "float32"
+	DtypeFloat64 Dtype = "float64"
+	DtypeInt32   Dtype = "int32"
+	DtypeInt64   Dtype = "int64"
+	DtypeUint8   Dtype = "uint8"
+	DtypeBool    Dtype = "bool"
 )
 
 // Field is one field of a sensor stream. An empty Shape is a scalar.
 type Field struct {
 	Name  string   `json:"name"`
-	Dtype string   `json:"dtype"`
+	Dtype Dtype    `json:"dtype"`
 	Shape []int    `json:"shape,omitempty"`
 	Names []string `json:"names,omitempty"`
 	Unit  string   `json:"unit,omitempty"`

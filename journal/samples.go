@@ -10,23 +10,9 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// DtypeSize returns the byte size of one element of dtype, or 0 for a dtype
-// the format does not define.
-func DtypeSize(dtype string) int {
-	switch dtype {
-	case DtypeFloat32, DtypeInt32:
-		return 4
-	case DtypeFloat64, DtypeInt64:
-		return 8
-	case DtypeUint8, DtypeBool:
-		return 1
-	}
-	return 0
-}
-
 // fieldLayout is the wire layout of one sensor field.
 type fieldLayout struct {
-	dtype    string
+	dtype    Dtype
 	elemSize int // bytes per element
 	elems    int // elements per sample: product(shape)
 	size     int // bytes per sample: elems·elemSize
@@ -43,7 +29,7 @@ type streamLayout struct {
 func layoutOf(s *Stream) (*streamLayout, error) {
 	l := &streamLayout{fields: make([]fieldLayout, len(s.Fields))}
 	for i, f := range s.Fields {
-		es := DtypeSize(f.Dtype)
+		es := f.Dtype.Size()
 		if es == 0 {
 			return nil, fmt.Errorf("fields[%d] %q: dtype %q is not one of float32, float64, int32, int64, uint8, bool", i, f.Name, f.Dtype)
 		}
@@ -114,31 +100,14 @@ func (b *Batch) FieldElems(i int) int { return b.layout.fields[i].elems }
 func (b *Batch) FieldSize(i int) int { return b.layout.fields[i].size }
 
 // FieldDtype returns the dtype of field i.
-func (b *Batch) FieldDtype(i int) string { return b.layout.fields[i].dtype }
+func (b *Batch) FieldDtype(i int) Dtype { return b.layout.fields[i].dtype }
 
 // Float64At returns element j of field i (j runs over all n·FieldElems(i)
 // elements, sample-major) converted to float64; bool is 0 or 1, nonzero bytes
 // counting as true.
 func (b *Batch) Float64At(i, j int) float64 {
 	f := &b.layout.fields[i]
-	p := b.Fields[i][j*f.elemSize:]
-	switch f.dtype {
-	case DtypeFloat32:
-		return float64(math.Float32frombits(binary.LittleEndian.Uint32(p)))
-	case DtypeFloat64:
-		return math.Float64frombits(binary.LittleEndian.Uint64(p))
-	case DtypeInt32:
-		return float64(int32(binary.LittleEndian.Uint32(p)))
-	case DtypeInt64:
-		return float64(int64(binary.LittleEndian.Uint64(p)))
-	case DtypeUint8:
-		return float64(p[0])
-	default: // bool
-		if p[0] != 0 {
-			return 1
-		}
-		return 0
-	}
+	return f.dtype.Float64(b.Fields[i], j)
 }
 
 // AppendFloat32 appends every element of field i, converted to float32, to

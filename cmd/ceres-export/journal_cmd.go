@@ -223,7 +223,7 @@ func writeInspection(w io.Writer, in *inspection) error {
 		case journal.KindSensor:
 			fields := make([]string, len(st.Fields))
 			for i, f := range st.Fields {
-				fields[i] = f.Name + " " + f.Dtype
+				fields[i] = f.Name + " " + string(f.Dtype)
 				if len(f.Shape) > 0 {
 					fields[i] += fmt.Sprint(f.Shape)
 				}

@@ -397,7 +397,7 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, s
 			manifest.Cameras[i] = videoManifestCamera{Stream: s.ID, Key: content, Result: res}
 			cams[i] = camera{stream: s.ID, result: res, feature: shard.Feature{
 				Name:  key,
-				Dtype: shard.DtypeVideo,
+				Dtype: lerobot.Video,
 				Shape: []int{res.Height, res.Width, 3},
 				Names: []string{"height", "width", "channels"},
 				Info:  infoObject(info),

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
@@ -38,7 +39,7 @@ type fieldRef struct {
 	stream int // index in SESSION.streams
 	field  int // index in the stream's fields
 	elems  int // elements per value
-	dtype  string
+	dtype  journal.Dtype
 }
 
 // rowFeature is one data feature of the shard and where its values come
@@ -75,11 +76,11 @@ func sensorFeatures(session journal.Session, mappings []FeatureMapping, keepFloa
 			order = append(order, key)
 		}
 	}
-	outDtype := func(d string) string {
+	outDtype := func(d journal.Dtype) lerobot.Dtype {
 		if d == journal.DtypeFloat64 && !keepFloat64 {
-			return shard.DtypeFloat32
+			return lerobot.Float32
 		}
-		return d
+		return lerobot.FromJournal(d)
 	}
 	used := map[string]string{}
 	var out []rowFeature
@@ -89,8 +90,8 @@ func sensorFeatures(session journal.Session, mappings []FeatureMapping, keepFloa
 			return nil, fmt.Errorf("feature mapping: %q named twice", m.Name)
 		}
 		seen[m.Name] = true
-		rf := rowFeature{Feature: shard.Feature{Name: m.Name, Dtype: shard.DtypeFloat32}}
-		allSame := ""
+		rf := rowFeature{Feature: shard.Feature{Name: m.Name, Dtype: lerobot.Float32}}
+		var allSame journal.Dtype
 		for i, key := range m.Fields {
 			info, ok := byName[key]
 			if !ok {

@@ -74,11 +74,11 @@ func newRowAssembler(j *journal.Journal, features []rowFeature) (*rowAssembler, 
 				ra.sensors = append(ra.sensors, c)
 				ra.counts[h.id] = c
 			}
-			ps := partSource{fieldRef: p, holder: hi, offset: offset, size: p.elems * journal.DtypeSize(p.dtype)}
-			if p.dtype == f.Dtype && p.dtype != journal.DtypeBool && hostLittleEndian() {
-				ps.raw, ps.elemSize = true, journal.DtypeSize(p.dtype)
+			ps := partSource{fieldRef: p, holder: hi, offset: offset, size: p.elems * p.dtype.Size()}
+			if lerobot.FromJournal(p.dtype) == f.Dtype && p.dtype != journal.DtypeBool && hostLittleEndian() {
+				ps.raw, ps.elemSize = true, p.dtype.Size()
 			}
-			ps.narrow = p.dtype == journal.DtypeFloat64 && f.Dtype == shard.DtypeFloat32
+			ps.narrow = p.dtype == journal.DtypeFloat64 && f.Dtype == lerobot.Float32
 			parts = append(parts, ps)
 			offset += p.elems
 		}
@@ -115,8 +115,8 @@ func (ra *rowAssembler) episode(ep plan.Episode, fps int, b *shard.EpisodeBatch)
 	}
 	colBytes := ra.colBytes[:len(ra.features)]
 	for i, f := range ra.features {
-		sizeColumn(&b.Columns[i], f.Dtype, n*f.Shape[0])
-		colBytes[i] = columnBytes(&b.Columns[i], f.Dtype)
+		b.Columns[i].Resize(f.Dtype, n*f.Shape[0])
+		colBytes[i] = b.Columns[i].Bytes(f.Dtype)
 	}
 	if n == 0 {
 		return nil

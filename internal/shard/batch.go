@@ -1,5 +1,13 @@
 package shard
 
+import (
+	"encoding/binary"
+	"math"
+	"unsafe"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+)
+
 // ColumnData holds one feature's values for one episode, row-major: frame k
 // of a feature of width n is element [k*n, (k+1)*n). Exactly the slice named
 // by the feature's dtype is used (Uint8 for "uint8", Bool for "bool", ...).
@@ -13,25 +21,133 @@ type ColumnData struct {
 	String  []string
 }
 
-// len returns the number of values of the slice for dtype.
-func (c *ColumnData) len(dtype string) int {
+// Len returns the number of values of the slice for dtype.
+func (c *ColumnData) Len(dtype lerobot.Dtype) int {
 	switch dtype {
-	case DtypeFloat32:
+	case lerobot.Float32:
 		return len(c.Float32)
-	case DtypeFloat64:
+	case lerobot.Float64:
 		return len(c.Float64)
-	case DtypeInt32:
+	case lerobot.Int32:
 		return len(c.Int32)
-	case DtypeInt64:
+	case lerobot.Int64:
 		return len(c.Int64)
-	case DtypeUint8:
+	case lerobot.Uint8:
 		return len(c.Uint8)
-	case DtypeBool:
+	case lerobot.Bool:
 		return len(c.Bool)
-	case DtypeString:
+	case lerobot.String:
 		return len(c.String)
 	}
 	return 0
+}
+
+// Resize makes the slice for dtype n long, reusing its storage when its
+// capacity suffices; new elements are zero.
+func (c *ColumnData) Resize(dtype lerobot.Dtype, n int) {
+	switch dtype {
+	case lerobot.Float32:
+		c.Float32 = resize(c.Float32, n)
+	case lerobot.Float64:
+		c.Float64 = resize(c.Float64, n)
+	case lerobot.Int32:
+		c.Int32 = resize(c.Int32, n)
+	case lerobot.Int64:
+		c.Int64 = resize(c.Int64, n)
+	case lerobot.Uint8:
+		c.Uint8 = resize(c.Uint8, n)
+	case lerobot.Bool:
+		c.Bool = resize(c.Bool, n)
+	case lerobot.String:
+		c.String = resize(c.String, n)
+	}
+}
+
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// Bytes views the memory of the slice for a numeric dtype other than bool
+// as bytes, in the host's byte order (nil for the other dtypes).
+func (c *ColumnData) Bytes(dtype lerobot.Dtype) []byte {
+	switch dtype {
+	case lerobot.Float32:
+		return sliceBytes(c.Float32)
+	case lerobot.Float64:
+		return sliceBytes(c.Float64)
+	case lerobot.Int32:
+		return sliceBytes(c.Int32)
+	case lerobot.Int64:
+		return sliceBytes(c.Int64)
+	case lerobot.Uint8:
+		return c.Uint8
+	}
+	return nil
+}
+
+func sliceBytes[T float32 | float64 | int32 | int64](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+// PutLittleEndian decodes n little-endian elements of numeric dtype from raw
+// into the slice for dtype at [at, at+n); a bool is true for any nonzero
+// byte.
+func (c *ColumnData) PutLittleEndian(dtype lerobot.Dtype, at int, raw []byte, n int) {
+	switch dtype {
+	case lerobot.Float32:
+		dst := c.Float32[at : at+n]
+		for e := range dst {
+			dst[e] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*e:]))
+		}
+	case lerobot.Float64:
+		dst := c.Float64[at : at+n]
+		for e := range dst {
+			dst[e] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*e:]))
+		}
+	case lerobot.Int32:
+		dst := c.Int32[at : at+n]
+		for e := range dst {
+			dst[e] = int32(binary.LittleEndian.Uint32(raw[4*e:]))
+		}
+	case lerobot.Int64:
+		dst := c.Int64[at : at+n]
+		for e := range dst {
+			dst[e] = int64(binary.LittleEndian.Uint64(raw[8*e:]))
+		}
+	case lerobot.Uint8:
+		copy(c.Uint8[at:at+n], raw[:n])
+	case lerobot.Bool:
+		dst := c.Bool[at : at+n]
+		for e := range dst {
+			dst[e] = raw[e] != 0
+		}
+	}
+}
+
+// SetFloat64 stores v, converted to the numeric dtype (Go's conversion:
+// truncation toward zero for integers; a bool is v != 0), at index i of the
+// slice for dtype.
+func (c *ColumnData) SetFloat64(dtype lerobot.Dtype, i int, v float64) {
+	switch dtype {
+	case lerobot.Float32:
+		c.Float32[i] = float32(v)
+	case lerobot.Float64:
+		c.Float64[i] = v
+	case lerobot.Int32:
+		c.Int32[i] = int32(v)
+	case lerobot.Int64:
+		c.Int64[i] = int64(v)
+	case lerobot.Uint8:
+		c.Uint8[i] = uint8(v)
+	case lerobot.Bool:
+		c.Bool[i] = v != 0
+	}
 }
 
 // EpisodeBatch is one episode's rows in columnar form: Len frames and one
@@ -49,27 +165,12 @@ type EpisodeBatch struct {
 func NewEpisodeBatch(features []Feature, capacity int) *EpisodeBatch {
 	b := &EpisodeBatch{}
 	for _, f := range features {
-		if f.Dtype == DtypeVideo {
+		if f.Dtype == lerobot.Video {
 			continue
 		}
-		n := capacity * f.width()
 		var c ColumnData
-		switch f.Dtype {
-		case DtypeFloat32:
-			c.Float32 = make([]float32, 0, n)
-		case DtypeFloat64:
-			c.Float64 = make([]float64, 0, n)
-		case DtypeInt32:
-			c.Int32 = make([]int32, 0, n)
-		case DtypeInt64:
-			c.Int64 = make([]int64, 0, n)
-		case DtypeUint8:
-			c.Uint8 = make([]uint8, 0, n)
-		case DtypeBool:
-			c.Bool = make([]bool, 0, n)
-		case DtypeString:
-			c.String = make([]string, 0, n)
-		}
+		c.Resize(f.Dtype, capacity*f.width())
+		c.Resize(f.Dtype, 0)
 		b.Columns = append(b.Columns, c)
 	}
 	return b

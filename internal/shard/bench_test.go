@@ -10,6 +10,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/ceres-robotics/ceres-export/internal/benchround"
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // benchRow is the reference row for parquet-go's own writer: the same
@@ -27,10 +28,10 @@ type benchRow struct {
 }
 
 var benchFeatures = []Feature{
-	{Name: "observation.state", Dtype: DtypeFloat32, Shape: []int{14}},
-	{Name: "action", Dtype: DtypeFloat32, Shape: []int{14}},
-	{Name: "observation.gripper", Dtype: DtypeFloat32, Shape: []int{1}},
-	{Name: "observation.flag", Dtype: DtypeBool, Shape: []int{1}},
+	{Name: "observation.state", Dtype: lerobot.Float32, Shape: []int{14}},
+	{Name: "action", Dtype: lerobot.Float32, Shape: []int{14}},
+	{Name: "observation.gripper", Dtype: lerobot.Float32, Shape: []int{1}},
+	{Name: "observation.flag", Dtype: lerobot.Bool, Shape: []int{1}},
 }
 
 const (

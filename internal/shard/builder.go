@@ -132,7 +132,7 @@ func NewBuilder(dir string, features []Feature, opts Options) (*Builder, error) 
 	b.scratch = make([]statsScratch, b.workers)
 	for _, f := range features {
 		switch {
-		case f.Dtype == DtypeVideo:
+		case f.Dtype == lerobot.Video:
 			b.videos = append(b.videos, f)
 		default:
 			b.dataCols = append(b.dataCols, f)
@@ -247,7 +247,7 @@ func (b *Builder) episodeStats(rows *EpisodeBatch, index, task, from int64, vide
 	di, vi, si := 0, 0, 0
 	for _, f := range b.features {
 		switch {
-		case f.Dtype == DtypeVideo:
+		case f.Dtype == lerobot.Video:
 			out[si] = videos[vi].Stats
 			vi++
 			si++
@@ -274,8 +274,8 @@ func (b *Builder) episodeStats(rows *EpisodeBatch, index, task, from int64, vide
 		ts[k] = float64(k) / float64(b.opts.FPS)
 		frameIdx[k], epIdx[k], idx[k], taskIdx[k] = int64(k), index, from+int64(k), task
 	}
-	i64 := Feature{Dtype: DtypeInt64, Shape: []int{1}}
-	jobs[si] = job{Feature{Dtype: DtypeFloat64, Shape: []int{1}}, &ColumnData{Float64: ts}}
+	i64 := Feature{Dtype: lerobot.Int64, Shape: []int{1}}
+	jobs[si] = job{Feature{Dtype: lerobot.Float64, Shape: []int{1}}, &ColumnData{Float64: ts}}
 	for j := range b.defInts {
 		jobs[si+1+j] = job{i64, &ColumnData{Int64: b.defInts[j][:n]}}
 	}

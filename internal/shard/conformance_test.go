@@ -13,6 +13,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // referenceDir holds LeRobot 0.4.4's own output for a small dataset, dumped
@@ -24,11 +26,11 @@ const referenceDir = "../../tests/conformance/reference/no-video"
 func buildLeRobotReferenceTwin(t *testing.T, dir string) {
 	t.Helper()
 	feats := []Feature{
-		{Name: "observation.state", Dtype: DtypeFloat32, Shape: []int{3}, Names: []string{"x", "y", "z"}},
-		{Name: "observation.gripper", Dtype: DtypeFloat32, Shape: []int{1}, Names: []string{"width"}},
-		{Name: "observation.counter", Dtype: DtypeInt64, Shape: []int{1}},
-		{Name: "observation.contact", Dtype: DtypeBool, Shape: []int{1}},
-		{Name: "action", Dtype: DtypeFloat32, Shape: []int{3}, Names: []string{"dx", "dy", "dz"}},
+		{Name: "observation.state", Dtype: lerobot.Float32, Shape: []int{3}, Names: []string{"x", "y", "z"}},
+		{Name: "observation.gripper", Dtype: lerobot.Float32, Shape: []int{1}, Names: []string{"width"}},
+		{Name: "observation.counter", Dtype: lerobot.Int64, Shape: []int{1}},
+		{Name: "observation.contact", Dtype: lerobot.Bool, Shape: []int{1}},
+		{Name: "action", Dtype: lerobot.Float32, Shape: []int{3}, Names: []string{"dx", "dy", "dz"}},
 	}
 	b, err := NewBuilder(dir, feats, Options{FPS: 30, RobotType: "ceres-test-rig"})
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // dataColumns lists the data file columns in LeRobot's order: the caller's
@@ -15,7 +17,7 @@ import (
 func dataColumns(features []Feature) []Feature {
 	var cols []Feature
 	for _, f := range features {
-		if f.Dtype != DtypeVideo {
+		if f.Dtype != lerobot.Video {
 			cols = append(cols, f)
 		}
 	}
@@ -46,24 +48,24 @@ func (g orderedGroup) Fields() []parquet.Field {
 }
 
 // parquetLeaf is the Parquet leaf of a dtype as pyarrow writes it.
-func parquetLeaf(dtype string) parquet.Node {
+func parquetLeaf(dtype lerobot.Dtype) parquet.Node {
 	switch dtype {
-	case DtypeFloat32:
+	case lerobot.Float32:
 		return parquet.Leaf(parquet.FloatType)
-	case DtypeFloat64:
+	case lerobot.Float64:
 		return parquet.Leaf(parquet.DoubleType)
-	case DtypeInt32:
+	case lerobot.Int32:
 		return parquet.Leaf(parquet.Int32Type)
-	case DtypeInt64:
+	case lerobot.Int64:
 		return parquet.Leaf(parquet.Int64Type)
-	case DtypeUint8:
+	case lerobot.Uint8:
 		return parquet.Uint(8)
-	case DtypeBool:
+	case lerobot.Bool:
 		return parquet.Leaf(parquet.BooleanType)
-	case DtypeString:
+	case lerobot.String:
 		return parquet.String()
 	}
-	panic("shard: no Parquet type for dtype " + dtype)
+	panic("shard: no Parquet type for dtype " + string(dtype))
 }
 
 // dataFileLayout builds the Parquet schema (REQUIRED columns; a vector is a

@@ -172,7 +172,7 @@ func (w *DataWriter) checkBatch(episodeIndex int64, b *EpisodeBatch) error {
 	}
 	for i := 0; i < nData; i++ {
 		f := w.columns[i]
-		if got, want := b.Columns[i].len(f.Dtype), b.Len*f.width(); got != want {
+		if got, want := b.Columns[i].Len(f.Dtype), b.Len*f.width(); got != want {
 			return fmt.Errorf("shard: episode %d feature %q: %d %s values, want %d", episodeIndex, f.Name, got, f.Dtype, want)
 		}
 	}
@@ -359,31 +359,31 @@ func (w *DataWriter) writeColumn(cw *parquet.ColumnWriter, f Feature, c *ColumnD
 		vals := (*scratch)[:(end-start)*width]
 		lo, hi := start*width, end*width
 		switch f.Dtype {
-		case DtypeFloat32:
+		case lerobot.Float32:
 			for i, x := range c.Float32[lo:hi] {
 				vals[i] = parquet.FloatValue(x)
 			}
-		case DtypeFloat64:
+		case lerobot.Float64:
 			for i, x := range c.Float64[lo:hi] {
 				vals[i] = parquet.DoubleValue(x)
 			}
-		case DtypeInt32:
+		case lerobot.Int32:
 			for i, x := range c.Int32[lo:hi] {
 				vals[i] = parquet.Int32Value(x)
 			}
-		case DtypeInt64:
+		case lerobot.Int64:
 			for i, x := range c.Int64[lo:hi] {
 				vals[i] = parquet.Int64Value(x)
 			}
-		case DtypeUint8:
+		case lerobot.Uint8:
 			for i, x := range c.Uint8[lo:hi] {
 				vals[i] = parquet.Int32Value(int32(x))
 			}
-		case DtypeBool:
+		case lerobot.Bool:
 			for i, x := range c.Bool[lo:hi] {
 				vals[i] = parquet.BooleanValue(x)
 			}
-		case DtypeString:
+		case lerobot.String:
 			for i, x := range c.String[lo:hi] {
 				vals[i] = parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(x), len(x)))
 			}

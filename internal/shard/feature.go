@@ -5,19 +5,8 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-)
 
-// Dtypes a Feature may have. DtypeVideo features have no data column; their
-// frames live in mp4 files under videos/.
-const (
-	DtypeFloat32 = "float32"
-	DtypeFloat64 = "float64"
-	DtypeInt32   = "int32"
-	DtypeInt64   = "int64"
-	DtypeUint8   = "uint8"
-	DtypeBool    = "bool"
-	DtypeString  = "string"
-	DtypeVideo   = "video"
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // Feature describes one LeRobot feature as meta/info.json lists it.
@@ -25,8 +14,9 @@ type Feature struct {
 	// Name is the feature key, e.g. "observation.state". It must not contain
 	// "/" (LeRobot's flatten separator for episode stats columns).
 	Name string
-	// Dtype is one of the Dtype constants.
-	Dtype string
+	// Dtype is a numeric dtype, lerobot.String, or lerobot.Video (no data
+	// column: the frames live in mp4 files under videos/).
+	Dtype lerobot.Dtype
 	// Shape is [1] for a scalar column, [n] for a vector column of n
 	// elements, and [height, width, channels] for a video feature.
 	Shape []int
@@ -42,11 +32,11 @@ type Feature struct {
 // (DEFAULT_FEATURES in lerobot/datasets/utils.py), in its order. They follow
 // the caller's features in info.json and in every data file.
 var defaultFeatures = []Feature{
-	{Name: "timestamp", Dtype: DtypeFloat32, Shape: []int{1}},
-	{Name: "frame_index", Dtype: DtypeInt64, Shape: []int{1}},
-	{Name: "episode_index", Dtype: DtypeInt64, Shape: []int{1}},
-	{Name: "index", Dtype: DtypeInt64, Shape: []int{1}},
-	{Name: "task_index", Dtype: DtypeInt64, Shape: []int{1}},
+	{Name: "timestamp", Dtype: lerobot.Float32, Shape: []int{1}},
+	{Name: "frame_index", Dtype: lerobot.Int64, Shape: []int{1}},
+	{Name: "episode_index", Dtype: lerobot.Int64, Shape: []int{1}},
+	{Name: "index", Dtype: lerobot.Int64, Shape: []int{1}},
+	{Name: "task_index", Dtype: lerobot.Int64, Shape: []int{1}},
 }
 
 // isDefaultName reports whether name is one of LeRobot's default columns.
@@ -63,10 +53,10 @@ func isDefaultName(name string) bool {
 func (f Feature) width() int { return f.Shape[0] }
 
 // isVector reports whether f is stored as a fixed-size list.
-func (f Feature) isVector() bool { return f.Dtype != DtypeVideo && f.Shape[0] != 1 }
+func (f Feature) isVector() bool { return f.Dtype != lerobot.Video && f.Shape[0] != 1 }
 
 // hasStats reports whether LeRobot computes statistics for f.
-func (f Feature) hasStats() bool { return f.Dtype != DtypeString }
+func (f Feature) hasStats() bool { return f.Dtype != lerobot.String }
 
 // validateFeatures checks caller features: unique names, no "/", no clash
 // with the default columns, supported dtypes and shapes.
@@ -85,20 +75,20 @@ func validateFeatures(features []Feature) error {
 			return fmt.Errorf("%s: duplicate name", where)
 		}
 		seen[f.Name] = true
-		switch f.Dtype {
-		case DtypeVideo:
+		switch {
+		case f.Dtype == lerobot.Video:
 			if len(f.Shape) != 3 || f.Shape[0] <= 0 || f.Shape[1] <= 0 || f.Shape[2] <= 0 {
 				return fmt.Errorf("%s: a video shape must be [height, width, channels], got %v", where, f.Shape)
 			}
 			continue
-		case DtypeFloat32, DtypeFloat64, DtypeInt32, DtypeInt64, DtypeUint8, DtypeBool, DtypeString:
+		case f.Dtype.Numeric(), f.Dtype == lerobot.String:
 		default:
 			return fmt.Errorf("%s: unsupported dtype %q", where, f.Dtype)
 		}
 		if len(f.Shape) != 1 || f.Shape[0] <= 0 {
 			return fmt.Errorf("%s: shape must be [n] with n >= 1, got %v", where, f.Shape)
 		}
-		if f.Dtype == DtypeString && f.Shape[0] != 1 {
+		if f.Dtype == lerobot.String && f.Shape[0] != 1 {
 			return fmt.Errorf("%s: a string feature must have shape [1]", where)
 		}
 		if f.Names != nil && len(f.Names) != f.Shape[0] {
@@ -109,24 +99,24 @@ func validateFeatures(features []Feature) error {
 }
 
 // arrowPrimitive is the Arrow type LeRobot (via datasets.Value) writes for a dtype.
-func arrowPrimitive(dtype string) arrow.DataType {
+func arrowPrimitive(dtype lerobot.Dtype) arrow.DataType {
 	switch dtype {
-	case DtypeFloat32:
+	case lerobot.Float32:
 		return arrow.PrimitiveTypes.Float32
-	case DtypeFloat64:
+	case lerobot.Float64:
 		return arrow.PrimitiveTypes.Float64
-	case DtypeInt32:
+	case lerobot.Int32:
 		return arrow.PrimitiveTypes.Int32
-	case DtypeInt64:
+	case lerobot.Int64:
 		return arrow.PrimitiveTypes.Int64
-	case DtypeUint8:
+	case lerobot.Uint8:
 		return arrow.PrimitiveTypes.Uint8
-	case DtypeBool:
+	case lerobot.Bool:
 		return arrow.FixedWidthTypes.Boolean
-	case DtypeString:
+	case lerobot.String:
 		return arrow.BinaryTypes.String
 	}
-	panic("shard: no Arrow type for dtype " + dtype)
+	panic("shard: no Arrow type for dtype " + string(dtype))
 }
 
 // arrowField is the Arrow field of a data column: the primitive for shape
@@ -144,7 +134,7 @@ func arrowField(f Feature) arrow.Field {
 // into the "huggingface" schema metadata: Value for a scalar, List with a
 // length for a fixed-size vector (datasets 4.x).
 func hfFeatureJSON(f Feature) JSONObject {
-	value := JSONObject{{"dtype", f.Dtype}, {"_type", "Value"}}
+	value := JSONObject{{"dtype", string(f.Dtype)}, {"_type", "Value"}}
 	if !f.isVector() {
 		return value
 	}
@@ -171,8 +161,8 @@ func infoFeatureJSON(f Feature) JSONObject {
 	if f.Names != nil {
 		names = f.Names
 	}
-	o := JSONObject{{"dtype", f.Dtype}, {"shape", shape}, {"names", names}}
-	if f.Dtype == DtypeVideo && f.Info != nil {
+	o := JSONObject{{"dtype", string(f.Dtype)}, {"shape", shape}, {"names", names}}
+	if f.Dtype == lerobot.Video && f.Info != nil {
 		o = append(o, JSONField{"info", f.Info})
 	}
 	return o

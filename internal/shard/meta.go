@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // pandasTasksMetadata is the "pandas" schema metadata pyarrow writes for
@@ -173,13 +175,13 @@ func statColumn(f Feature, si int, stat string, get func(s *Stats) []float64) ep
 	switch {
 	case stat == "count":
 		kind = "int64"
-	case f.Dtype == DtypeVideo:
+	case f.Dtype == lerobot.Video:
 		kind = "video"
 	case stat == "min" || stat == "max":
-		switch f.Dtype {
-		case DtypeInt32, DtypeInt64, DtypeUint8:
+		switch {
+		case f.Dtype.Integer():
 			kind = "int64"
-		case DtypeBool:
+		case f.Dtype == lerobot.Bool:
 			kind = "bool"
 		}
 	}

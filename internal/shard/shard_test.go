@@ -28,15 +28,15 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // fixtureFeatures cover every data dtype, a scalar and vectors, plus a video.
 var fixtureFeatures = []Feature{
-	{Name: "observation.state", Dtype: DtypeFloat32, Shape: []int{3}, Names: []string{"x", "y", "θ"}},
-	{Name: "action", Dtype: DtypeFloat64, Shape: []int{2}, Names: []string{"v", "ω"}},
-	{Name: "observation.gripper", Dtype: DtypeFloat32, Shape: []int{1}},
-	{Name: "observation.counter", Dtype: DtypeInt32, Shape: []int{1}},
-	{Name: "observation.ticks", Dtype: DtypeInt64, Shape: []int{2}, Names: []string{"l", "r"}},
-	{Name: "observation.raw", Dtype: DtypeUint8, Shape: []int{2}, Names: []string{"a", "b"}},
-	{Name: "observation.contact", Dtype: DtypeBool, Shape: []int{1}},
-	{Name: "observation.mode", Dtype: DtypeString, Shape: []int{1}},
-	{Name: "observation.images.front", Dtype: DtypeVideo, Shape: []int{48, 64, 3}, Names: []string{"height", "width", "channels"},
+	{Name: "observation.state", Dtype: lerobot.Float32, Shape: []int{3}, Names: []string{"x", "y", "θ"}},
+	{Name: "action", Dtype: lerobot.Float64, Shape: []int{2}, Names: []string{"v", "ω"}},
+	{Name: "observation.gripper", Dtype: lerobot.Float32, Shape: []int{1}},
+	{Name: "observation.counter", Dtype: lerobot.Int32, Shape: []int{1}},
+	{Name: "observation.ticks", Dtype: lerobot.Int64, Shape: []int{2}, Names: []string{"l", "r"}},
+	{Name: "observation.raw", Dtype: lerobot.Uint8, Shape: []int{2}, Names: []string{"a", "b"}},
+	{Name: "observation.contact", Dtype: lerobot.Bool, Shape: []int{1}},
+	{Name: "observation.mode", Dtype: lerobot.String, Shape: []int{1}},
+	{Name: "observation.images.front", Dtype: lerobot.Video, Shape: []int{48, 64, 3}, Names: []string{"height", "width", "channels"},
 		Info: JSONObject{{"video.height", 48}, {"video.width", 64}, {"video.codec", "h264"}, {"video.pix_fmt", "yuv420p"},
 			{"video.is_depth_map", false}, {"video.fps", 10}, {"video.channels", 3}, {"has_audio", false}}},
 }
@@ -692,12 +692,12 @@ func TestWriterErrors(t *testing.T) {
 		feats []Feature
 		want  string
 	}{
-		{"slash", []Feature{{Name: "a/b", Dtype: DtypeFloat32, Shape: []int{1}}}, "'/'"},
-		{"reserved", []Feature{{Name: "index", Dtype: DtypeInt64, Shape: []int{1}}}, "reserved"},
+		{"slash", []Feature{{Name: "a/b", Dtype: lerobot.Float32, Shape: []int{1}}}, "'/'"},
+		{"reserved", []Feature{{Name: "index", Dtype: lerobot.Int64, Shape: []int{1}}}, "reserved"},
 		{"dtype", []Feature{{Name: "a", Dtype: "complex64", Shape: []int{1}}}, "unsupported dtype"},
-		{"names", []Feature{{Name: "a", Dtype: DtypeFloat32, Shape: []int{2}, Names: []string{"x"}}}, "names"},
-		{"duplicate", []Feature{{Name: "a", Dtype: DtypeFloat32, Shape: []int{1}}, {Name: "a", Dtype: DtypeFloat32, Shape: []int{1}}}, "duplicate"},
-		{"2d", []Feature{{Name: "a", Dtype: DtypeFloat32, Shape: []int{2, 2}}}, "shape"},
+		{"names", []Feature{{Name: "a", Dtype: lerobot.Float32, Shape: []int{2}, Names: []string{"x"}}}, "names"},
+		{"duplicate", []Feature{{Name: "a", Dtype: lerobot.Float32, Shape: []int{1}}, {Name: "a", Dtype: lerobot.Float32, Shape: []int{1}}}, "duplicate"},
+		{"2d", []Feature{{Name: "a", Dtype: lerobot.Float32, Shape: []int{2, 2}}}, "shape"},
 	} {
 		if _, err := NewBuilder(t.TempDir(), tc.feats, fixtureOptions); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want error containing %q", tc.name, err, tc.want)

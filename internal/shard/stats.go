@@ -3,6 +3,8 @@ package shard
 import (
 	"fmt"
 	"math"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // QuantileNames are LeRobot's DEFAULT_QUANTILES as stats keys, in order.
@@ -130,20 +132,20 @@ type number interface {
 func columnStats(f Feature, c *ColumnData, rows int, s *statsScratch) Stats {
 	n := f.width()
 	switch f.Dtype {
-	case DtypeFloat32:
+	case lerobot.Float32:
 		return statsOf(c.Float32, rows, n, s)
-	case DtypeFloat64:
+	case lerobot.Float64:
 		return statsOf(c.Float64, rows, n, s)
-	case DtypeInt32:
+	case lerobot.Int32:
 		return statsOf(c.Int32, rows, n, s)
-	case DtypeInt64:
+	case lerobot.Int64:
 		return statsOf(c.Int64, rows, n, s)
-	case DtypeUint8:
+	case lerobot.Uint8:
 		return statsOf(c.Uint8, rows, n, s)
-	case DtypeBool:
+	case lerobot.Bool:
 		return statsOfBool(c.Bool, rows, n, s)
 	}
-	panic("shard: no stats for dtype " + f.Dtype)
+	panic("shard: no stats for dtype " + string(f.Dtype))
 }
 
 func statsOfBool(v []bool, rows, n int, s *statsScratch) Stats {
@@ -273,7 +275,7 @@ func histQuantiles(hist []float64, edge func(int) float64, count float64, out []
 // booleans for bool); a video feature's values are nested per channel.
 func statsJSON(f Feature, s Stats) JSONObject {
 	vec := func(v []float64) any {
-		if f.Dtype == DtypeVideo {
+		if f.Dtype == lerobot.Video {
 			out := make([]any, len(v))
 			for i, x := range v {
 				out[i] = []any{[]float64{x}}
@@ -283,14 +285,14 @@ func statsJSON(f Feature, s Stats) JSONObject {
 		return cloneF(v)
 	}
 	minmax := func(v []float64) any {
-		switch f.Dtype {
-		case DtypeInt32, DtypeInt64, DtypeUint8:
+		switch {
+		case f.Dtype.Integer():
 			out := make([]int64, len(v))
 			for i, x := range v {
 				out[i] = int64(x)
 			}
 			return out
-		case DtypeBool:
+		case f.Dtype == lerobot.Bool:
 			out := make([]bool, len(v))
 			for i, x := range v {
 				out[i] = x != 0

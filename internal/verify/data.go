@@ -8,6 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // dataEpisode is what the data files hold of one episode_index.
@@ -195,7 +197,7 @@ func (c *checker) checkData() error {
 			}
 		}
 		for _, f := range feats {
-			if !usable[f.Name] || f.Dtype == "string" {
+			if !usable[f.Name] || f.Dtype == lerobot.String {
 				continue
 			}
 			vals, err := floatValues(t.col(f.Name), f.width())
@@ -261,7 +263,7 @@ func (c *checker) checkDataSchema(rel string, t *pqTable, feats []*feature, usab
 	for _, fld := range t.Schema.Fields() {
 		if want[fld.Name] == nil {
 			ft := c.info.byName[fld.Name]
-			if ft != nil && ft.Dtype == "image" {
+			if ft != nil && ft.Dtype == lerobot.Image {
 				continue // image structs are stored in the data; not checked further
 			}
 			if ft != nil {

@@ -307,7 +307,7 @@ func (c *checker) compareSensors(j *journal.Journal, episodes []expectedEpisode)
 				}
 				r := de.FirstRow + int64(k)
 				for e, x := range want {
-					if f.Dtype == "float32" {
+					if f.Dtype == lerobot.Float32 {
 						x = float64(float32(x))
 					}
 					got := vals[r*int64(width)+int64(e)]

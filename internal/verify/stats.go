@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // statNames are the keys of every feature's stats (LeRobot's basic stats
@@ -80,7 +82,7 @@ func (c *checker) checkStats() error {
 		return nil
 	}
 	for _, f := range c.info.Features {
-		if f.Dtype == "string" {
+		if f.Dtype == lerobot.String {
 			continue
 		}
 		st, ok := doc[f.Name]
@@ -109,7 +111,7 @@ func (c *checker) checkStats() error {
 		}
 		c.checkStatOrder(f, vals)
 		count := int64(vals["count"][0])
-		if f.Dtype == "video" || f.Dtype == "image" {
+		if f.Dtype.Visual() {
 			if count <= 0 {
 				c.errorf("stats.count", statsPath, loc{}, "%s.count is %d, want the number of sampled frames (> 0)", f.Name, count)
 			}
@@ -138,7 +140,7 @@ func (c *checker) checkStats() error {
 // statValues checks the shape of one stat and returns its values.
 func (c *checker) statValues(f *feature, name string, v any) ([]float64, bool) {
 	list, ok := v.([]any)
-	isImage := f.Dtype == "video" || f.Dtype == "image"
+	isImage := f.Dtype.Visual()
 	want := f.width()
 	if name == "count" {
 		want = 1
@@ -273,14 +275,14 @@ func (c *checker) recomputeStats(f *feature, vals map[string][]float64) {
 		// are equal at float32 precision and its mean and std within the
 		// rounding of float32 values.
 		exact := func(got, want float64) bool {
-			if f.Dtype == "float32" {
+			if f.Dtype == lerobot.Float32 {
 				return float32(got) == float32(want)
 			}
 			return got == want
 		}
 		scale := math.Max(math.Abs(lo), math.Abs(hi))
 		tol := 1e-9 * math.Max(1e-12, math.Max(math.Abs(mean), scale))
-		if f.Dtype == "float32" || f.Dtype == "float16" {
+		if f.Dtype == lerobot.Float32 || f.Dtype == "float16" {
 			tol = 1e-6 * math.Max(1e-12, scale)
 		}
 		for _, s := range []struct {

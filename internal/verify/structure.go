@@ -40,7 +40,10 @@ var (
 )
 
 // defaultFeatures are LeRobot's DEFAULT_FEATURES: every shard has them.
-var defaultFeatures = []struct{ name, dtype string }{
+var defaultFeatures = []struct {
+	name  string
+	dtype lerobot.Dtype
+}{
 	{"timestamp", "float32"},
 	{"frame_index", "int64"},
 	{"episode_index", "int64"},
@@ -51,7 +54,7 @@ var defaultFeatures = []struct{ name, dtype string }{
 // feature is one entry of info.json "features".
 type feature struct {
 	Name  string
-	Dtype string
+	Dtype lerobot.Dtype
 	Shape []int
 	Names []string // nil when null
 	Info  map[string]any
@@ -82,7 +85,7 @@ type shardInfo struct {
 func (si *shardInfo) videoFeatures() []*feature {
 	var out []*feature
 	for _, f := range si.Features {
-		if f.Dtype == "video" {
+		if f.Dtype == lerobot.Video {
 			out = append(out, f)
 		}
 	}
@@ -93,7 +96,7 @@ func (si *shardInfo) videoFeatures() []*feature {
 func (si *shardInfo) dataFeatures() []*feature {
 	var out []*feature
 	for _, f := range si.Features {
-		if f.Dtype != "video" && f.Dtype != "image" {
+		if !f.Dtype.Visual() {
 			out = append(out, f)
 		}
 	}
@@ -144,7 +147,7 @@ func (c *checker) checkStructure() error {
 		case videoFileRe.MatchString(f):
 			key := videoFileRe.FindStringSubmatch(f)[1]
 			if c.info != nil {
-				if ft := c.info.byName[key]; ft == nil || ft.Dtype != "video" {
+				if ft := c.info.byName[key]; ft == nil || ft.Dtype != lerobot.Video {
 					c.warnf("layout.stray-file", f, loc{}, "video file of %q, which is not a video feature of info.json", key)
 				}
 			}
@@ -300,7 +303,7 @@ func (c *checker) readInfo() {
 	}
 	hasVideo := false
 	for _, f := range si.Features {
-		if f.Dtype == "video" {
+		if f.Dtype == lerobot.Video {
 			hasVideo = true
 		}
 	}
@@ -340,7 +343,7 @@ func (c *checker) infoInt(doc map[string]any, key string, required bool) (int64,
 	return i, true
 }
 
-var featureDtypes = map[string]bool{
+var featureDtypes = map[lerobot.Dtype]bool{
 	"float32": true, "float64": true, "float16": true, "int8": true, "int16": true, "int32": true, "int64": true,
 	"uint8": true, "uint16": true, "uint32": true, "uint64": true, "bool": true, "string": true, "video": true, "image": true,
 }
@@ -356,7 +359,8 @@ func (c *checker) parseFeature(name string, v any) *feature {
 		c.errorf("info.features", infoPath, loc{}, "feature name %q contains \"/\", LeRobot's flatten separator", name)
 	}
 	f := &feature{Name: name}
-	f.Dtype, _ = m["dtype"].(string)
+	dt, _ := m["dtype"].(string)
+	f.Dtype = lerobot.Dtype(dt)
 	if !featureDtypes[f.Dtype] {
 		c.errorf("info.features", infoPath, loc{}, "feature %q has dtype %s, want a numpy dtype, string, image or video", name, jsonText(m["dtype"]))
 		return nil
@@ -395,7 +399,7 @@ func (c *checker) parseFeature(name string, v any) *feature {
 			f.Names = append(f.Names, s)
 		}
 		switch {
-		case f.Dtype == "video" || f.Dtype == "image":
+		case f.Dtype.Visual():
 			if len(f.Names) != 3 || f.Names[0] != "height" || f.Names[1] != "width" || (f.Names[2] != "channels" && f.Names[2] != "channel") {
 				c.errorf("info.features", infoPath, loc{}, "feature %q has names %v, want [height width channels]", name, f.Names)
 			}
@@ -403,7 +407,7 @@ func (c *checker) parseFeature(name string, v any) *feature {
 			c.errorf("info.features", infoPath, loc{}, "feature %q has %d names for shape %v", name, len(f.Names), f.Shape)
 		}
 	}
-	if f.Dtype == "video" {
+	if f.Dtype == lerobot.Video {
 		if len(f.Shape) != 3 {
 			c.errorf("info.features", infoPath, loc{}, "video feature %q has shape %v, want [height, width, channels]", name, f.Shape)
 			return nil
@@ -413,7 +417,7 @@ func (c *checker) parseFeature(name string, v any) *feature {
 			c.errorf("info.features", infoPath, loc{}, "video feature %q has no info block", name)
 		}
 		f.Info = info
-	} else if len(f.Shape) != 1 && f.Dtype != "image" {
+	} else if len(f.Shape) != 1 && f.Dtype != lerobot.Image {
 		c.warnf("info.features", infoPath, loc{}, "feature %q has %d-dimensional shape %v; verify checks only 1-D data features", name, len(f.Shape), f.Shape)
 		return nil
 	}
