@@ -56,8 +56,9 @@ VERBOSE = os.environ.get("CONFORMANCE_VERBOSE") == "1"
 
 
 def trace() -> None:
+    """trace prints the traceback of the exception being handled, with CONFORMANCE_VERBOSE=1."""
     if VERBOSE:
-        trace()
+        traceback.print_exc(file=sys.stderr)
 
 
 class CheckError(Exception):

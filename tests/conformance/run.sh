@@ -4,7 +4,8 @@
 # exporter writes, frame by frame, and merge two of them.
 #
 # 1. setup.sh: the cached venv (.cache/conformance-venv).
-# 2. check.py --selftest: the checker passes on LeRobot-written datasets and
+# 2. test_check.py: check.py's own helpers.
+#    check.py --selftest: the checker passes on LeRobot-written datasets and
 #    fails on corrupted copies of them (proves the checker).
 # 3. The exporter matrix: synthesised sessions (retries, 0-3 cameras,
 #    VP8/VP9/H.264 sources, a crash), exported to AV1 and H.264, a re-export
@@ -35,6 +36,11 @@ fail() {
 	echo "FAIL: $*"
 	failures+=("$*")
 }
+
+echo "== conformance: check.py's unit tests"
+if ! PYTHONDONTWRITEBYTECODE=1 "$py" -m unittest discover -s "$here" -p 'test_*.py'; then
+	fail "check.py unit tests"
+fi
 
 echo "== conformance: checker self-test on LeRobot's own output"
 if ! "$py" "$here/check.py" --selftest --workdir "$work/selftest" 2>&1 | tee "$work/selftest.log" |
