@@ -115,6 +115,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newSynthCmd(s),
 		newExportCmd(s),
 		newVerifyCmd(s),
+		newMergeCmd(s),
 	)
 	return root
 }

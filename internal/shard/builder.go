@@ -44,6 +44,10 @@ type Options struct {
 	// QuantileAggregation combines per-episode quantiles into stats.json;
 	// the zero value is lerobot 0.4.4's count-weighted mean.
 	QuantileAggregation QuantileAggregation
+	// SourceColumns adds the ceres/source/* columns to meta/episodes (a
+	// merged dataset: where each episode came from); every episode must
+	// then carry CeresEpisode.Source.
+	SourceColumns bool
 }
 
 // VideoSegment places one episode in a video feature's mp4 files and
@@ -66,6 +70,27 @@ type CeresEpisode struct {
 	SpecVersion      int64
 	SpecHash         string
 	RecordedSpecHash string
+	// Source says where an episode of a merged dataset came from (nil in
+	// an exported shard); written only with Options.SourceColumns.
+	Source *EpisodeSource
+}
+
+// EpisodeSource is the provenance of one episode of a merged dataset: the
+// ceres/source/* columns of meta/episodes.
+type EpisodeSource struct {
+	// Index is the source's position in ceres/merge-report.json "sources".
+	Index int64
+	// Name is the source shard's directory name.
+	Name string
+	// ReportSHA256 is the SHA-256 of the source shard's
+	// ceres/export-report.json.
+	ReportSHA256 string
+	// EpisodeIndex is the episode's episode_index in the source shard.
+	EpisodeIndex int64
+	// CampaignTaskID and CampaignAttempt name the campaign task and
+	// attempt that made the source shard; nil when it was not made by one.
+	CampaignTaskID  *string
+	CampaignAttempt *int64
 }
 
 // EpisodeMeta is what an episode carries beside its rows.
@@ -214,6 +239,13 @@ func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeBatch) error {
 		outcome := *o
 		rec.ceres.Outcome = &outcome
 	}
+	if b.opts.SourceColumns != (ep.Ceres.Source != nil) {
+		return fmt.Errorf("shard: episode %d: a source is required exactly when Options.SourceColumns is set", index)
+	}
+	if src := ep.Ceres.Source; src != nil {
+		c := *src
+		rec.ceres.Source = &c
+	}
 	rec.stats = b.episodeStats(rows, index, task, loc.FromIndex, videos)
 	for i := range rec.stats {
 		if err := rec.stats[i].validate(len(rec.stats[i].Mean)); err != nil {
@@ -353,7 +385,7 @@ func (b *Builder) Finish(report any) error {
 	if err := writeTasks(filepath.Join(meta, "tasks.parquet"), b.tasks, b.opts.CreatedBy); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
-	cols := episodeColumns(b.videos, b.statsFts)
+	cols := episodeColumns(b.videos, b.statsFts, b.opts.SourceColumns)
 	if err := writeEpisodes(filepath.Join(b.dir, filepath.FromSlash(lerobot.EpisodesPath(0, 0))), cols, b.episodes, b.opts.CreatedBy); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
@@ -423,4 +455,29 @@ func (b *Builder) infoJSON() JSONObject {
 		{"video_path", videoPath},
 		{"features", feats},
 	}
+}
+
+// Tasks returns the task strings in task_index order.
+func (b *Builder) Tasks() []string { return append([]string(nil), b.tasks...) }
+
+// DataFiles returns the data files (relative paths) the episodes written so
+// far are in, in order.
+func (b *Builder) DataFiles() []string {
+	var out []string
+	for _, e := range b.episodes {
+		p := lerobot.DataPath(e.data.ChunkIndex, e.data.FileIndex)
+		if len(out) == 0 || out[len(out)-1] != p {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// WriteCeresFile writes data verbatim to ceres/<rel> and syncs it (a copy
+// of another dataset's file, kept as provenance).
+func (b *Builder) WriteCeresFile(rel string, data []byte) error {
+	if err := writeFileSync(filepath.Join(b.dir, "ceres", filepath.FromSlash(rel)), data); err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	return nil
 }

@@ -238,7 +238,7 @@ func statColumn(f Feature, si int, stat string, get func(s *Stats) []float64) ep
 
 // episodeColumns lists meta/episodes columns in LeRobot's order
 // (save_episode / _save_episode_metadata), followed by the ceres/* columns.
-func episodeColumns(videoFeatures, statsFeatures []Feature) []episodeColumn {
+func episodeColumns(videoFeatures, statsFeatures []Feature, sourceColumns bool) []episodeColumn {
 	cols := []episodeColumn{
 		int64Col("episode_index", func(e *episodeRecord) int64 { return e.index }),
 		{
@@ -297,7 +297,31 @@ func episodeColumns(videoFeatures, statsFeatures []Feature) []episodeColumn {
 		stringCol("ceres/task_specification/hash", func(e *episodeRecord) *string { return &e.ceres.SpecHash }),
 		stringCol("ceres/task_specification/recorded_hash", func(e *episodeRecord) *string { return &e.ceres.RecordedSpecHash }),
 	)
+	if sourceColumns {
+		cols = append(cols, sourceColumnsOf()...)
+	}
 	return cols
+}
+
+// sourceColumnsOf lists the ceres/source/* columns of a merged dataset.
+func sourceColumnsOf() []episodeColumn {
+	return []episodeColumn{
+		int64Col("ceres/source/index", func(e *episodeRecord) int64 { return e.ceres.Source.Index }),
+		stringCol("ceres/source/name", func(e *episodeRecord) *string { return &e.ceres.Source.Name }),
+		stringCol("ceres/source/export_report_sha256", func(e *episodeRecord) *string { return &e.ceres.Source.ReportSHA256 }),
+		int64Col("ceres/source/episode_index", func(e *episodeRecord) int64 { return e.ceres.Source.EpisodeIndex }),
+		stringCol("ceres/source/campaign_task_id", func(e *episodeRecord) *string { return e.ceres.Source.CampaignTaskID }),
+		{
+			field: arrow.Field{Name: "ceres/source/campaign_attempt", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			append: func(b array.Builder, e *episodeRecord) {
+				if a := e.ceres.Source.CampaignAttempt; a != nil {
+					b.(*array.Int64Builder).Append(*a)
+				} else {
+					b.AppendNull()
+				}
+			},
+		},
+	}
 }
 
 // writeEpisodes writes meta/episodes/chunk-000/file-000.parquet.

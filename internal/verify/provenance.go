@@ -122,7 +122,9 @@ func (c *checker) checkProvenance() error {
 			}
 		}
 	}
-	if len(sessions) > 1 {
+	if c.isMerged() {
+		c.checkMerged()
+	} else if len(sessions) > 1 {
 		c.errorf("ceres.value", "", loc{}, "ceres/session_id has %d different values; a shard holds one session", len(sessions))
 	}
 	return nil

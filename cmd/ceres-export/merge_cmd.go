@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ceres-robotics/ceres-export/internal/merge"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
+)
+
+const mergeExitStatus = `
+
+EXIT STATUS
+  0  the dataset was written
+  1  a source fails a quick verify
+  2  usage error, a directory that is not a shard, the same shard twice, an
+     output that overlaps an input, an existing output without --replace,
+     or sources that differ in fps, robot type or features (every
+     difference is listed)
+  4  the merge failed (I/O); an existing dataset is untouched`
+
+// MergeOptions are the flags of `ceres-export merge`.
+type MergeOptions struct {
+	Shards    []string
+	Output    string
+	Into      string
+	Replace   bool
+	NoConcat  bool
+	Quantiles string
+	JSON      bool
+}
+
+// AddFlags registers the options' flags on cmd.
+func (o *MergeOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "merged dataset to write")
+	f.StringVar(&o.Into, "into", "", "append the shards to this merged dataset (replaced atomically)")
+	f.BoolVar(&o.Replace, "replace", false, "replace an existing merged dataset at -o atomically")
+	f.BoolVar(&o.NoConcat, "no-concat", false, "keep each source video file as its own file (LeRobot's concatenate_videos=False)")
+	f.StringVar(&o.Quantiles, "quantiles", "weighted-mean", "how per-episode quantiles combine: weighted-mean (LeRobot 0.4.4) or envelope (newer LeRobot)")
+	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
+}
+
+func newMergeCmd(s streams) *cobra.Command {
+	return newMergeCmdWith(s, runMerge)
+}
+
+// newMergeCmdWith builds the command; tests inject runF to check flag parsing.
+func newMergeCmdWith(s streams, runF func(context.Context, MergeOptions, streams) error) *cobra.Command {
+	var opts MergeOptions
+	cmd := &cobra.Command{
+		Use:   "merge SHARD... (-o DATASET | --into DATASET)",
+		Short: "Join shards into one LeRobot dataset without re-encoding",
+		Long: `Join LeRobot v3.0 shards written by ceres-export into one dataset, in the
+order given. The shards must agree on fps, robot type and features (names,
+dtypes, shapes, names per dimension, video size, codec and pixel format);
+otherwise every difference is listed and nothing is written.
+
+Video is never decoded or re-encoded: each camera's files are joined by
+stream copy onto one frame grid (frame k of a file at exactly k/fps), up to
+LeRobot's 200 MB per file, index at the front. Rows are re-indexed
+(episode_index, index, task_index), tasks unified by string, statistics
+aggregated from the per-episode statistics. Every episode keeps its CERES
+provenance and names its source (ceres/source/* columns);
+ceres/merge-report.json lists the sources and what was joined.
+
+--into DATASET appends the shards to a dataset this command made. The
+output is built beside its destination and moved into place when complete:
+a failed or killed merge leaves the old dataset as it was.` + mergeExitStatus,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Shards = args
+			if opts.Output == "" && opts.Into == "" {
+				return withCode(exitUsage, errors.New("merge: give -o DATASET or --into DATASET"))
+			}
+			return runF(c.Context(), opts, s)
+		},
+	}
+	opts.AddFlags(cmd)
+	return cmd
+}
+
+// mergeSummary is the --json output.
+type mergeSummary struct {
+	Output     string `json:"output"`
+	Sources    int    `json:"sources"`
+	Added      int    `json:"added"`
+	Episodes   int    `json:"episodes"`
+	Frames     int64  `json:"frames"`
+	Tasks      int    `json:"tasks"`
+	DataFiles  int    `json:"dataFiles"`
+	VideoFiles int    `json:"videoFiles"`
+}
+
+func runMerge(ctx context.Context, o MergeOptions, s streams) error {
+	var q shard.QuantileAggregation
+	switch o.Quantiles {
+	case "weighted-mean", "":
+		q = shard.QuantileWeightedMean
+	case "envelope":
+		q = shard.QuantileEnvelope
+	default:
+		return withCode(exitUsage, fmt.Errorf("merge: --quantiles %q: want weighted-mean or envelope", o.Quantiles))
+	}
+	res, err := merge.Merge(ctx, merge.Options{
+		Sources: o.Shards, Output: o.Output, Into: o.Into, Replace: o.Replace, NoConcat: o.NoConcat,
+		Quantiles: q, Version: version, Logger: s.Logger(),
+	})
+	if err != nil {
+		return withCode(mergeErrorCode(err), err)
+	}
+	sum := mergeSummary{
+		Output: res.Output, Sources: res.Sources, Added: res.Added, Episodes: res.Episodes, Frames: res.Frames,
+		Tasks: res.Tasks, DataFiles: res.DataFiles, VideoFiles: res.VideoFiles,
+	}
+	if o.JSON {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	fmt.Fprintf(s.Out, "merged %d shards (%d added): %d episodes, %d frames, %d tasks, %d data and %d video files in %s\n",
+		sum.Sources, sum.Added, sum.Episodes, sum.Frames, sum.Tasks, sum.DataFiles, sum.VideoFiles, sum.Output)
+	return nil
+}
+
+// mergeErrorCode maps a merge error to an exit status.
+func mergeErrorCode(err error) int {
+	switch {
+	case errors.Is(err, merge.ErrUnsound):
+		return exitFindings
+	case errors.Is(err, merge.ErrUsage), errors.Is(err, merge.ErrMismatch), errors.Is(err, shard.ErrDestinationExists),
+		errors.Is(err, shard.ErrDestinationRefused):
+		return exitUsage
+	}
+	return exitFailed
+}

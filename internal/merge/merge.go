@@ -1,0 +1,520 @@
+// Package merge joins LeRobot v3.0 shards written by ceres-export into one
+// dataset without re-encoding: video by stream copy onto one frame grid,
+// rows re-indexed through the shard writer, statistics aggregated from the
+// per-episode statistics, and every source's provenance kept (see
+// docs/merge.md).
+//
+//	res, err := merge.Merge(ctx, merge.Options{Sources: shards, Output: dir})
+//	res, err := merge.Merge(ctx, merge.Options{Sources: more, Into: dir})   // append
+//
+// The output is built in a staging directory beside it and moved into place
+// only when complete (an existing one is exchanged atomically), so a failed
+// or killed merge leaves what was there before.
+package merge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/verify"
+)
+
+// Errors a caller maps to exit statuses.
+var (
+	// ErrUsage marks options or inputs that are wrong before anything is
+	// read deeply: no sources, a directory that is not a shard, the same
+	// shard twice, an output inside an input.
+	ErrUsage = errors.New("merge: bad input")
+	// ErrUnsound marks a source that fails verify's quick check.
+	ErrUnsound = errors.New("merge: a source is not sound")
+)
+
+// Options configures Merge. Zero sizes take LeRobot's defaults.
+type Options struct {
+	// Sources are the shard directories, merged in this order.
+	Sources []string
+	// Output is the dataset to write; with Into and no Output, Into.
+	Output string
+	// Into names an existing merged dataset whose episodes come first; the
+	// sources are appended after them.
+	Into string
+	// Replace allows replacing an existing Output (not needed with Into
+	// when Output is Into).
+	Replace bool
+	// NoConcat keeps every source video file as a file of its own
+	// (LeRobot's concatenate_videos=False) instead of joining files up to
+	// the size limit.
+	NoConcat bool
+	// Quantiles says how per-episode quantiles combine into stats.json.
+	Quantiles shard.QuantileAggregation
+	// ChunksSize, DataFileSizeMB and VideoFileSizeMB are LeRobot's
+	// chunks_size, data_files_size_in_mb and video_files_size_in_mb.
+	ChunksSize, DataFileSizeMB, VideoFileSizeMB int
+	// DataFileSizeBytes and VideoFileSizeBytes, when positive, replace the
+	// MB limits (tests with small files); info.json keeps the MB values.
+	DataFileSizeBytes, VideoFileSizeBytes int64
+	// Version is the tool version recorded in the report.
+	Version string
+	// Logger receives progress lines; nil discards them.
+	Logger *slog.Logger
+}
+
+// Result summarises a merge.
+type Result struct {
+	Output     string
+	Sources    int // shards in the dataset, all runs
+	Added      int // shards this run added
+	Episodes   int
+	Frames     int64
+	Tasks      int
+	DataFiles  int
+	VideoFiles int
+	Report     *Report
+}
+
+// Merge writes one LeRobot dataset from the sources (after the dataset
+// named by Into, when set). Nothing is written unless every source is a
+// sound shard and all agree on fps, robot type and features.
+func Merge(ctx context.Context, opts Options) (*Result, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Output == "" {
+		opts.Output = opts.Into
+	}
+	if opts.Output == "" {
+		return nil, fmt.Errorf("%w: no output dataset given", ErrUsage)
+	}
+	if len(opts.Sources) == 0 {
+		return nil, fmt.Errorf("%w: no shards to merge", ErrUsage)
+	}
+	if opts.ChunksSize == 0 {
+		opts.ChunksSize = lerobot.DefaultChunksSize
+	}
+	if opts.DataFileSizeMB == 0 {
+		opts.DataFileSizeMB = lerobot.DefaultDataFileSizeMB
+	}
+	if opts.VideoFileSizeMB == 0 {
+		opts.VideoFileSizeMB = lerobot.DefaultVideoFileSizeMB
+	}
+	if opts.ChunksSize < 0 || opts.DataFileSizeMB < 0 || opts.VideoFileSizeMB < 0 {
+		return nil, fmt.Errorf("%w: chunks and file sizes must be positive", ErrUsage)
+	}
+	dirs := opts.Sources
+	if opts.Into != "" {
+		dirs = append([]string{opts.Into}, dirs...)
+	}
+	replace := opts.Replace || (opts.Into != "" && sameDir(opts.Into, opts.Output))
+	inputs := destinationInputs(opts, dirs)
+	if _, err := shard.CheckDestination(opts.Output, inputs, replace); err != nil {
+		return nil, err
+	}
+	if err := checkOutput(opts); err != nil {
+		return nil, err
+	}
+	// The destination's lock is held from here to the commit, so that the
+	// dataset appended to cannot change under the merge.
+	st, err := shard.Stage(opts.Output, shard.StageOptions{Replace: replace, Kind: shard.KindMerged, Inputs: inputs})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Abort()
+	sources := make([]*source, len(dirs))
+	for i, d := range dirs {
+		s, err := openSource(ctx, d)
+		if err != nil {
+			if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		if opts.Into != "" && i == 0 && s.kind != kindMerged {
+			return nil, fmt.Errorf("%w: --into %s: not a merged dataset (it has no %s); merge it with -o first", ErrUsage, d, mergeReportPath)
+		}
+		if (opts.Into == "" || i > 0) && s.kind != kindShard {
+			return nil, fmt.Errorf("%w: %s is a merged dataset; give it as --into to append to it, or merge its shards", ErrUsage, d)
+		}
+		sources[i] = s
+	}
+	if err := checkDuplicates(sources); err != nil {
+		return nil, err
+	}
+	if err := checkCompatible(sources); err != nil {
+		return nil, err
+	}
+	for _, s := range sources {
+		if err := quickVerify(ctx, s.dir); err != nil {
+			return nil, err
+		}
+	}
+	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != ""}
+	m.reportIndex = make([]int, len(sources))
+	next := 0
+	for i, s := range sources {
+		if s.kind == kindMerged {
+			m.reportIndex[i] = -1
+			next = len(s.merged.Sources)
+			continue
+		}
+		m.reportIndex[i] = next
+		next++
+	}
+	return m.run(ctx, st)
+}
+
+// destinationInputs are the inputs the output may not overlap: every
+// source except the dataset appended to when it is the output itself.
+func destinationInputs(opts Options, dirs []string) []string {
+	var inputs []string
+	for i, d := range dirs {
+		if opts.Into != "" && i == 0 && sameDir(d, opts.Output) {
+			continue
+		}
+		inputs = append(inputs, d)
+	}
+	return inputs
+}
+
+func sameDir(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// checkOutput refuses to replace an output of this tool that is not a
+// merged dataset (a shard, a campaign output): merge makes datasets only.
+func checkOutput(opts Options) error {
+	if _, err := os.Lstat(opts.Output); err != nil {
+		return nil
+	}
+	if kind, ok := shard.OutputKind(opts.Output); ok && kind != shard.KindMerged {
+		return fmt.Errorf("%w: output %s is a ceres-export %s, not a merged dataset; refusing to replace it", ErrUsage, opts.Output, kind)
+	}
+	return nil
+}
+
+// checkDuplicates refuses the same shard twice: the same directory, or the
+// same export report (a copy), also against the shards already in the
+// dataset appended to.
+func checkDuplicates(sources []*source) error {
+	var seenDirs []*source
+	seenReport := map[string]string{}
+	for _, s := range sources {
+		if s.kind == kindMerged {
+			for _, r := range s.merged.Sources {
+				seenReport[r.ExportReportSHA256] = fmt.Sprintf("%s (already in %s)", r.Name, s.dir)
+			}
+			continue
+		}
+		for _, t := range seenDirs {
+			if sameDir(s.dir, t.dir) {
+				return fmt.Errorf("%w: shard %s is given twice (also as %s)", ErrUsage, s.dir, t.dir)
+			}
+		}
+		seenDirs = append(seenDirs, s)
+		if prev, ok := seenReport[s.reportSHA]; ok {
+			return fmt.Errorf("%w: shard %s is the same shard as %s (identical ceres/export-report.json)", ErrUsage, s.dir, prev)
+		}
+		seenReport[s.reportSHA] = s.dir
+	}
+	return nil
+}
+
+// quickVerify runs verify's quick check on a source.
+func quickVerify(ctx context.Context, dir string) error {
+	res, err := verify.Shard(ctx, dir, verify.Options{Quick: true})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if res.Sound {
+		return nil
+	}
+	var lines []string
+	for _, f := range res.Findings {
+		if f.Severity == verify.SeverityError {
+			lines = append(lines, "  "+f.String())
+			if len(lines) == 10 {
+				lines = append(lines, fmt.Sprintf("  ... %d errors in all", res.Count(verify.SeverityError)))
+				break
+			}
+		}
+	}
+	return fmt.Errorf("%w: %s fails a quick verify (run ceres-export verify %s):\n%s", ErrUnsound, dir, dir, strings.Join(lines, "\n"))
+}
+
+// merger holds one Merge run.
+type merger struct {
+	opts    Options
+	log     *slog.Logger
+	sources []*source
+	into    bool // sources[0] is the dataset appended to
+	// reportIndex is each source's position in the report's sources (-1
+	// for the dataset appended to).
+	reportIndex []int
+}
+
+func (m *merger) run(ctx context.Context, st *shard.Staging) (*Result, error) {
+	features := mergedFeatures(m.sources)
+	plans, err := m.planVideos(features)
+	if err != nil {
+		return nil, err
+	}
+	b, err := shard.NewBuilder(st.Dir(), features, shard.Options{
+		FPS: m.sources[0].fps, RobotType: robotString(m.sources[0].robotType),
+		ChunksSize: m.opts.ChunksSize, DataFileSizeMB: m.opts.DataFileSizeMB, DataFileSizeBytes: m.opts.DataFileSizeBytes,
+		VideoFileSizeMB: m.opts.VideoFileSizeMB, CreatedBy: createdBy(m.opts.Version),
+		Workers: min(runtime.GOMAXPROCS(0), 2), QuantileAggregation: m.opts.Quantiles, SourceColumns: true,
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// Fingerprints are hashed, and video files copied, while the rows are
+	// written: they share nothing.
+	fingerprints := make([]string, len(m.sources))
+	var fpErr error
+	fpDone := make(chan struct{})
+	go func() {
+		defer close(fpDone)
+		for i, s := range m.sources {
+			if s.kind != kindShard {
+				continue
+			}
+			if fingerprints[i], fpErr = fingerprint(ctx, s.dir); fpErr != nil {
+				return
+			}
+		}
+	}()
+
+	vctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	videoErrs := make([]error, len(plans))
+	var wg sync.WaitGroup
+	for i, p := range plans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.execute(vctx, st.Dir(), m.sources[0].fps); err != nil {
+				videoErrs[i] = err
+				cancel()
+			}
+		}()
+	}
+	report, err := m.writeRows(ctx, b, features, plans)
+	if err != nil {
+		cancel()
+	}
+	wg.Wait()
+	<-fpDone
+	if err != nil {
+		return nil, err
+	}
+	if fpErr != nil {
+		return nil, fpErr
+	}
+	for i, fp := range fingerprints {
+		if idx := m.reportIndex[i]; idx >= 0 {
+			report.Sources[idx].Fingerprint = fp
+		}
+	}
+	if err := errors.Join(videoErrs...); err != nil {
+		return nil, err
+	}
+	for _, p := range plans {
+		report.Videos[p.key] = p.report()
+	}
+	if err := b.WriteCeresJSON(mergeReportName, report); err != nil {
+		return nil, err
+	}
+	if err := b.Finish(nil); err != nil {
+		return nil, err
+	}
+	if err := st.Commit(); err != nil {
+		return nil, err
+	}
+	res := &Result{
+		Output: m.opts.Output, Sources: len(report.Sources), Added: len(report.Runs[len(report.Runs)-1].Sources),
+		Episodes: report.Episodes, Frames: report.Frames, Tasks: report.Tasks, DataFiles: len(report.Data), Report: report,
+	}
+	for _, v := range report.Videos {
+		res.VideoFiles += len(v.Files)
+	}
+	return res, nil
+}
+
+func robotString(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func createdBy(version string) string {
+	if version == "" {
+		return ""
+	}
+	return "ceres-export " + version
+}
+
+// writeRows writes every episode of every source through the builder and
+// returns the report (without the video part).
+func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []shard.Feature, plans []*videoPlan) (*Report, error) {
+	report := &Report{Merger: "ceres-export", Videos: map[string]VideoReport{}}
+	run := RunReport{Version: m.opts.Version, Options: ReportOptions{
+		NoConcat: m.opts.NoConcat, Quantiles: quantileName(m.opts.Quantiles), ChunksSize: m.opts.ChunksSize,
+		DataFileSizeMB: m.opts.DataFileSizeMB, VideoFileSizeMB: m.opts.VideoFileSizeMB,
+	}}
+	if m.into {
+		base := m.sources[0].merged
+		report.Runs = append(report.Runs, base.Runs...)
+		report.Sources = append(report.Sources, base.Sources...)
+	}
+	// Tasks in LeRobot's order: every source's tasks.parquet in turn.
+	for _, s := range m.sources {
+		for _, t := range s.tasks {
+			b.AddTask(t)
+		}
+	}
+	var data []shard.Feature
+	for _, f := range features {
+		if f.Dtype != shard.DtypeVideo {
+			data = append(data, f)
+		}
+	}
+	var maxLen int64
+	for _, s := range m.sources {
+		for _, e := range s.episodes {
+			maxLen = max(maxLen, e.length)
+		}
+	}
+	batch := b.NewBatch(int(maxLen))
+	var episodes, frames int64
+	for si, s := range m.sources {
+		srcIndex := int64(m.reportIndex[si])
+		if s.kind == kindShard {
+			run.Sources = append(run.Sources, len(report.Sources))
+			report.Sources = append(report.Sources, sourceReport(s, episodes, frames, len(report.Runs), ""))
+		}
+		if err := storeSourceFiles(b, s, m.reportIndex[si]); err != nil {
+			return nil, err
+		}
+		m.log.Info("merging rows", "source", s.dir, "episodes", len(s.episodes))
+		if err := m.writeSource(ctx, b, si, s, srcIndex, data, batch, plans); err != nil {
+			return nil, err
+		}
+		for h, spec := range s.specs {
+			if err := b.WriteSpec(h, spec); err != nil {
+				return nil, err
+			}
+		}
+		episodes += int64(len(s.episodes))
+		frames += s.frames
+	}
+	report.Runs = append(report.Runs, run)
+	report.Episodes = int(episodes)
+	report.Frames = frames
+	report.Tasks = len(b.Tasks())
+	report.Data = b.DataFiles()
+	return report, nil
+}
+
+// writeSource writes the episodes of source si.
+func (m *merger) writeSource(ctx context.Context, b *shard.Builder, si int, s *source, srcIndex int64, data []shard.Feature, batch *shard.EpisodeBatch, plans []*videoPlan) error {
+	var tbl *table
+	var tblKey [2]int
+	var firstIndex int64
+	defer func() {
+		if tbl != nil {
+			tbl.release()
+		}
+	}()
+	for ei := range s.episodes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e := &s.episodes[ei]
+		if key := [2]int{e.dataChunk, e.dataFile}; tbl == nil || key != tblKey {
+			if tbl != nil {
+				tbl.release()
+			}
+			var err error
+			if tbl, err = readTable(ctx, s.path(lerobot.DataPath(e.dataChunk, e.dataFile))); err != nil {
+				return err
+			}
+			tblKey = key
+			idx, err := tbl.int64s("index")
+			if err != nil {
+				return err
+			}
+			if tbl.rows == 0 {
+				return fmt.Errorf("%s: no rows", tbl.path)
+			}
+			firstIndex = idx.Value(0)
+		}
+		lo := int(e.from - firstIndex)
+		hi := lo + int(e.length)
+		if err := checkEpisodeRows(tbl, e, lo, hi); err != nil {
+			return err
+		}
+		batch.Len = int(e.length)
+		for ci, f := range data {
+			col, ok := tbl.cols[f.Name]
+			if !ok {
+				return fmt.Errorf("%s: no column %s", tbl.path, f.Name)
+			}
+			if err := fillColumn(f, col, lo, hi, &batch.Columns[ci]); err != nil {
+				return fmt.Errorf("%s episode %d: %w", tbl.path, e.index, err)
+			}
+		}
+		meta := shard.EpisodeMeta{Task: e.tasks[0], Videos: map[string]shard.VideoSegment{}, Ceres: e.ceres}
+		for _, p := range plans {
+			seg, err := p.segment(si, e, s.fps)
+			if err != nil {
+				return err
+			}
+			meta.Videos[p.key] = seg
+		}
+		if s.kind == kindShard {
+			meta.Ceres.Source = episodeSource(s, srcIndex, e)
+		}
+		if err := b.WriteEpisode(meta, batch); err != nil {
+			return fmt.Errorf("%s episode %d: %w", s.dir, e.index, err)
+		}
+	}
+	return nil
+}
+
+// checkEpisodeRows checks that rows [lo, hi) of a data file are episode e.
+func checkEpisodeRows(t *table, e *sourceEpisode, lo, hi int) error {
+	if lo < 0 || hi > t.rows {
+		return fmt.Errorf("%s: episode %d rows [%d, %d) are not in the file's %d rows", t.path, e.index, e.from, e.to, t.rows)
+	}
+	idx, err := t.int64s("index")
+	if err != nil {
+		return err
+	}
+	ep, err := t.int64s("episode_index")
+	if err != nil {
+		return err
+	}
+	for _, r := range []int{lo, hi - 1} {
+		if ep.Value(r) != e.index || idx.Value(r) != e.from+int64(r-lo) {
+			return fmt.Errorf("%s row %d: episode_index %d index %d, want episode %d index %d", t.path, r, ep.Value(r), idx.Value(r), e.index, e.from+int64(r-lo))
+		}
+	}
+	return nil
+}
+
+func quantileName(q shard.QuantileAggregation) string {
+	if q == shard.QuantileEnvelope {
+		return "envelope"
+	}
+	return "weighted-mean"
+}

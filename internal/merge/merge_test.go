@@ -1,0 +1,460 @@
+package merge
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/verify"
+	"github.com/ceres-robotics/ceres-export/internal/video"
+)
+
+// shardSpec describes one fixture shard: a synthetic session and how it
+// is exported.
+type shardSpec struct {
+	synth synth.Options
+	codec string
+	fps   int
+}
+
+// The fixture shards, built once per test binary.
+var fixtureSpecs = map[string]shardSpec{
+	// Retries (synth's default) and one camera, H.264.
+	"h264-a": {synth: synth.Options{Seed: 1, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48}, codec: "h264"},
+	// A recorder crash mid-attempt.
+	"h264-crash": {synth: synth.Options{Seed: 2, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48, Faults: synth.Faults{Crash: true}}, codec: "h264"},
+	// Another specification (cycle count changed, so another hash).
+	"h264-spec2": {synth: synth.Options{Seed: 3, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48, Cycles: 1}, codec: "h264"},
+	// Two cameras, AV1.
+	"av1-a": {synth: synth.Options{Seed: 4, TimeScale: 0.1, Cameras: 2, Width: 64, Height: 64}, codec: "av1"},
+	"av1-b": {synth: synth.Options{Seed: 5, TimeScale: 0.1, Cameras: 2, Width: 64, Height: 64, Faults: synth.Faults{Crash: true}}, codec: "av1"},
+	// Same sessions as h264-a's kind, other fps / codec: not mergeable.
+	"h264-15fps": {synth: synth.Options{Seed: 6, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48}, codec: "h264", fps: 15},
+	"av1-1cam":   {synth: synth.Options{Seed: 7, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 64}, codec: "av1"},
+}
+
+var (
+	fixtureMu    sync.Mutex
+	fixtureDirs  = map[string]string{}
+	fixtureRoot  string
+	fixtureError error
+)
+
+func TestMain(m *testing.M) {
+	video.SetLibraryLogging(false)
+	code := m.Run()
+	if fixtureRoot != "" {
+		os.RemoveAll(fixtureRoot)
+	}
+	os.Exit(code)
+}
+
+// fixtureShard returns the directory of fixture shard name, exporting it
+// on first use. Tests must not modify it.
+func fixtureShard(t testing.TB, name string) string {
+	t.Helper()
+	fixtureMu.Lock()
+	defer fixtureMu.Unlock()
+	if d, ok := fixtureDirs[name]; ok {
+		return d
+	}
+	if fixtureRoot == "" {
+		if fixtureRoot, fixtureError = os.MkdirTemp("", "merge-test-"); fixtureError != nil {
+			t.Fatal(fixtureError)
+		}
+	}
+	spec, ok := fixtureSpecs[name]
+	if !ok {
+		t.Fatalf("no fixture %s", name)
+	}
+	ctx := context.Background()
+	session := filepath.Join(fixtureRoot, name+"-session")
+	dir := filepath.Join(fixtureRoot, name)
+	if _, err := synth.Write(ctx, session, spec.synth); err != nil {
+		t.Fatalf("synth %s: %v", name, err)
+	}
+	if _, err := export.Export(ctx, session, dir, export.Options{FPS: spec.fps, Video: export.VideoOptions{Codec: spec.codec}}); err != nil {
+		t.Fatalf("export %s: %v", name, err)
+	}
+	fixtureDirs[name] = dir
+	return dir
+}
+
+func shards(t testing.TB, names ...string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = fixtureShard(t, n)
+	}
+	return out
+}
+
+// mustVerify runs the full verify (every frame decoded, stats recomputed).
+func mustVerify(t *testing.T, dir string) {
+	t.Helper()
+	res, err := verify.Shard(context.Background(), dir, verify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Sound {
+		for _, f := range res.Findings {
+			t.Log(f)
+		}
+		t.Fatalf("%s is not sound", dir)
+	}
+}
+
+// dataset is a dataset read back for comparison: episodes, rows by
+// episode, tasks.
+type dataset struct {
+	src   *source
+	rows  []*table // per episode: the data table holding it
+	lo    []int    // per episode: first row in rows[e]
+	tasks []string
+}
+
+func readDataset(t *testing.T, dir string) *dataset {
+	t.Helper()
+	s, err := openSource(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &dataset{src: s, tasks: s.tasks}
+	cache := map[[2]int]*table{}
+	for _, e := range s.episodes {
+		k := [2]int{e.dataChunk, e.dataFile}
+		tbl := cache[k]
+		if tbl == nil {
+			if tbl, err = readTable(context.Background(), s.path(lerobot.DataPath(k[0], k[1]))); err != nil {
+				t.Fatal(err)
+			}
+			cache[k] = tbl
+			t.Cleanup(tbl.release)
+		}
+		idx, _ := tbl.int64s("index")
+		d.rows = append(d.rows, tbl)
+		d.lo = append(d.lo, int(e.from-idx.Value(0)))
+	}
+	return d
+}
+
+// cell returns row r of column name as a comparable string.
+func cell(t *testing.T, tbl *table, name string, r int) string {
+	a, ok := tbl.cols[name]
+	if !ok {
+		t.Fatalf("%s: no column %s", tbl.path, name)
+	}
+	switch v := a.(type) {
+	case *array.FixedSizeList:
+		n := int(v.DataType().(*arrow.FixedSizeListType).Len())
+		sl := array.NewSlice(v.ListValues(), int64((v.Offset()+r)*n), int64((v.Offset()+r+1)*n))
+		defer sl.Release()
+		return sl.String()
+	default:
+		return v.ValueStr(r)
+	}
+}
+
+// compareRows checks that merged episodes [first, first+len(src episodes))
+// hold, row by row, exactly the source's rows, re-indexed.
+func compareRows(t *testing.T, merged *dataset, src *dataset, firstEpisode int, firstIndex int64) {
+	t.Helper()
+	var features []string
+	for _, f := range src.src.features {
+		if f.Dtype != shard.DtypeVideo {
+			features = append(features, f.Name)
+		}
+	}
+	for k, se := range src.src.episodes {
+		me := merged.src.episodes[firstEpisode+k]
+		if me.length != se.length || me.tasks[0] != se.tasks[0] {
+			t.Fatalf("episode %d: length %d task %q, source episode %d has %d %q", firstEpisode+k, me.length, me.tasks[0], k, se.length, se.tasks[0])
+		}
+		if me.ceres.Source == nil || me.ceres.Source.EpisodeIndex != se.index || me.ceres.SessionID != se.ceres.SessionID ||
+			me.ceres.TaskID != se.ceres.TaskID || me.ceres.Attempt != se.ceres.Attempt || me.ceres.SpecHash != se.ceres.SpecHash ||
+			me.ceres.RecordedSpecHash != se.ceres.RecordedSpecHash || me.ceres.StartNS != se.ceres.StartNS {
+			t.Fatalf("episode %d: provenance %+v, source %+v", firstEpisode+k, me.ceres, se.ceres)
+		}
+		mt, st := merged.rows[firstEpisode+k], src.rows[k]
+		ml, sl := merged.lo[firstEpisode+k], src.lo[k]
+		for r := 0; r < int(se.length); r++ {
+			for _, f := range append(slices.Clone(features), "timestamp", "frame_index") {
+				if got, want := cell(t, mt, f, ml+r), cell(t, st, f, sl+r); got != want {
+					t.Fatalf("episode %d row %d %s: %s, source has %s", firstEpisode+k, r, f, got, want)
+				}
+			}
+			if got := cell(t, mt, "episode_index", ml+r); got != fmt.Sprint(firstEpisode+k) {
+				t.Fatalf("episode %d row %d: episode_index %s", firstEpisode+k, r, got)
+			}
+			if got, want := cell(t, mt, "index", ml+r), fmt.Sprint(me.from+int64(r)); got != want || me.from != firstIndex+se.from {
+				t.Fatalf("episode %d row %d: index %s, want %s (from %d, source from %d + %d)", firstEpisode+k, r, got, want, me.from, se.from, firstIndex)
+			}
+			var mti, sti int
+			fmt.Sscan(cell(t, mt, "task_index", ml+r), &mti)
+			fmt.Sscan(cell(t, st, "task_index", sl+r), &sti)
+			if merged.tasks[mti] != src.tasks[sti] {
+				t.Fatalf("episode %d row %d: task %q, source task %q", firstEpisode+k, r, merged.tasks[mti], src.tasks[sti])
+			}
+		}
+	}
+}
+
+// frameHashes decodes every frame of an mp4 and returns its pixels' hashes
+// and presentation times.
+func frameHashes(t *testing.T, path string) ([][32]byte, []*big.Rat) {
+	t.Helper()
+	var hashes [][32]byte
+	var times []*big.Rat
+	err := video.DecodeEach(context.Background(), path, func(f video.DecodedFrame) error {
+		b, err := f.Frame.Data().Bytes(1)
+		if err != nil {
+			return err
+		}
+		hashes = append(hashes, sha256.Sum256(b))
+		times = append(times, f.Seconds())
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("decode %s: %v", path, err)
+	}
+	return hashes, times
+}
+
+// compareFrames checks, frame by frame, that every frame of every merged
+// episode is the frame the source shard had at that episode and index, and
+// that frame k of every merged file is at exactly k/fps.
+func compareFrames(t *testing.T, merged *dataset, sources []*dataset, firsts []int) {
+	t.Helper()
+	fps := int64(merged.src.fps)
+	decoded := map[string][][32]byte{}
+	get := func(d *dataset, key string, vp videoPointer) [][32]byte {
+		p := d.src.path(lerobot.VideoPath(key, vp.chunk, vp.file))
+		if h, ok := decoded[p]; ok {
+			return h
+		}
+		h, times := frameHashes(t, p)
+		for k, ts := range times {
+			if ts.Cmp(big.NewRat(int64(k), fps)) != 0 {
+				t.Fatalf("%s frame %d at %s s, want %d/%d", p, k, ts.RatString(), k, fps)
+			}
+		}
+		decoded[p] = h
+		return h
+	}
+	compared := 0
+	for si, src := range sources {
+		for _, f := range src.src.videoFeatures() {
+			for k, se := range src.src.episodes {
+				me := merged.src.episodes[firsts[si]+k]
+				mh := get(merged, f.Name, me.videos[f.Name])
+				sh := get(src, f.Name, se.videos[f.Name])
+				mf, sf := me.firstFrame[f.Name], se.firstFrame[f.Name]
+				for j := 0; j < int(se.length); j++ {
+					if mf+j >= len(mh) || sf+j >= len(sh) || mh[mf+j] != sh[sf+j] {
+						t.Fatalf("%s episode %d frame %d differs from source %d episode %d frame %d", f.Name, firsts[si]+k, j, si, k, j)
+					}
+					compared++
+				}
+			}
+		}
+	}
+	if compared == 0 {
+		t.Fatal("no frame compared")
+	}
+}
+
+// checkMerge verifies a merged dataset fully and compares it with its
+// sources row by row and frame by frame.
+func checkMerge(t *testing.T, out string, srcDirs []string) *dataset {
+	t.Helper()
+	mustVerify(t, out)
+	merged := readDataset(t, out)
+	var sources []*dataset
+	var firsts []int
+	ep, idx := 0, int64(0)
+	for _, d := range srcDirs {
+		s := readDataset(t, d)
+		compareRows(t, merged, s, ep, idx)
+		sources = append(sources, s)
+		firsts = append(firsts, ep)
+		ep += len(s.src.episodes)
+		idx += s.src.frames
+	}
+	if ep != len(merged.src.episodes) {
+		t.Fatalf("merged dataset has %d episodes, the sources %d", len(merged.src.episodes), ep)
+	}
+	compareFrames(t, merged, sources, firsts)
+	return merged
+}
+
+func TestMergeH264RetriesCrashSpecs(t *testing.T) {
+	src := shards(t, "h264-a", "h264-crash", "h264-spec2")
+	out := filepath.Join(t.TempDir(), "merged")
+	res, err := Merge(context.Background(), Options{Sources: src, Output: out, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sources != 3 || res.Added != 3 || res.VideoFiles != 1 {
+		t.Fatalf("result %+v, want 3 sources in one video file", res)
+	}
+	merged := checkMerge(t, out, src)
+	// Both specifications are stored, and every episode names its own.
+	specs := map[string]bool{}
+	for _, e := range merged.src.episodes {
+		specs[e.ceres.SpecHash] = true
+	}
+	if len(specs) != 2 || len(merged.src.specs) != 2 {
+		t.Fatalf("specifications named %v, stored %d; want 2 and 2", specs, len(merged.src.specs))
+	}
+	if kind, ok := shard.OutputKind(out); !ok || kind != shard.KindMerged {
+		t.Fatalf("output marker kind %q %v, want merged", kind, ok)
+	}
+}
+
+func TestMergeAV1TwoCamerasRotation(t *testing.T) {
+	src := shards(t, "av1-a", "av1-b")
+	for _, tc := range []struct {
+		name      string
+		opts      Options
+		wantFiles int // per camera
+	}{
+		{"joined", Options{}, 1},
+		{"no-concat", Options{NoConcat: true}, 2},
+		{"rotated", Options{VideoFileSizeBytes: 1}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "merged")
+			opts := tc.opts
+			opts.Sources, opts.Output = src, out
+			res, err := Merge(context.Background(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.VideoFiles != 2*tc.wantFiles {
+				t.Fatalf("%d video files, want %d per camera for 2 cameras", res.VideoFiles, tc.wantFiles)
+			}
+			checkMerge(t, out, src)
+		})
+	}
+}
+
+func TestMergeInto(t *testing.T) {
+	src := shards(t, "h264-a", "h264-crash", "h264-spec2")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "merged")
+	if _, err := Merge(context.Background(), Options{Sources: src[:2], Output: out}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Merge(context.Background(), Options{Sources: src[2:], Into: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Sources != 3 || res.Added != 1 {
+		t.Fatalf("result %+v, want 3 sources, 1 added", res)
+	}
+	merged := checkMerge(t, out, src)
+	if n := len(merged.src.merged.Runs); n != 2 {
+		t.Fatalf("%d runs in the report, want 2", n)
+	}
+	// The same shard again is refused, also when it is already inside.
+	if _, err := Merge(context.Background(), Options{Sources: src[:1], Into: out}); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "same shard") {
+		t.Fatalf("appending a shard already merged: %v, want a usage error naming the same shard", err)
+	}
+}
+
+func TestMergeRefusals(t *testing.T) {
+	a, b := fixtureShard(t, "h264-a"), fixtureShard(t, "h264-crash")
+	dir := t.TempDir()
+	notShard := filepath.Join(dir, "not-a-shard")
+	if err := os.MkdirAll(notShard, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want error
+		text string
+	}{
+		{"no sources", Options{Output: filepath.Join(dir, "o1")}, ErrUsage, "no shards"},
+		{"not a shard", Options{Sources: []string{a, notShard}, Output: filepath.Join(dir, "o2")}, ErrUsage, "not a ceres-export shard"},
+		{"twice", Options{Sources: []string{a, a}, Output: filepath.Join(dir, "o3")}, ErrUsage, "given twice"},
+		{"output inside input", Options{Sources: []string{a, b}, Output: filepath.Join(a, "out")}, shard.ErrDestinationRefused, "inside the input"},
+		{"into a shard", Options{Sources: []string{b}, Into: a}, ErrUsage, "not a merged dataset"},
+		{"other fps", Options{Sources: []string{a, fixtureShard(t, "h264-15fps")}, Output: filepath.Join(dir, "o4")}, ErrMismatch, "fps 15, want 30"},
+		{"other codec", Options{Sources: []string{a, fixtureShard(t, "av1-1cam")}, Output: filepath.Join(dir, "o5")}, ErrMismatch, `video.codec "av1", want "h264"`},
+		{"other cameras", Options{Sources: []string{a, fixtureShard(t, "av1-a")}, Output: filepath.Join(dir, "o6")}, ErrMismatch, "not in the first source"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Merge(context.Background(), tc.opts)
+			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.text) {
+				t.Fatalf("error %v, want %v containing %q", err, tc.want, tc.text)
+			}
+			if tc.opts.Output != "" && !strings.HasPrefix(tc.opts.Output, a) {
+				if _, err := os.Stat(tc.opts.Output); err == nil {
+					t.Fatalf("%s was written", tc.opts.Output)
+				}
+			}
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if strings.Contains(e.Name(), "ceres-tmp") {
+					t.Fatalf("staging left behind: %s", e.Name())
+				}
+			}
+		})
+	}
+}
+
+// A source that fails a quick verify is refused before anything is written.
+func TestMergeRefusesUnsoundSource(t *testing.T) {
+	a := fixtureShard(t, "h264-a")
+	bad := filepath.Join(t.TempDir(), "bad")
+	if err := copyTree(fixtureShard(t, "h264-crash"), bad); err != nil {
+		t.Fatal(err)
+	}
+	// Drop the last episode's rows: the metadata no longer matches the data.
+	info := filepath.Join(bad, lerobot.InfoPath)
+	b, err := os.ReadFile(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(info, []byte(strings.Replace(string(b), `"total_frames": `, `"total_frames": 1`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	_, err = Merge(context.Background(), Options{Sources: []string{a, bad}, Output: out})
+	if !errors.Is(err, ErrUnsound) || !strings.Contains(err.Error(), "info.total-frames") {
+		t.Fatalf("error %v, want ErrUnsound naming info.total-frames", err)
+	}
+}
+
+func copyTree(src, dst string) error {
+	return filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}

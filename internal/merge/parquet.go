@@ -1,0 +1,239 @@
+package merge
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/ceres-robotics/ceres-export/internal/shard"
+)
+
+// table is one Parquet file read whole through pqarrow, each column one
+// array. Metadata files and LeRobot data files (100 MB at most) fit.
+type table struct {
+	path string
+	rows int
+	cols map[string]arrow.Array
+}
+
+func readTable(ctx context.Context, path string) (*table, error) {
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{Parallel: false, BatchSize: 1 << 16}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	tbl, err := fr.ReadTable(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer tbl.Release()
+	t := &table{path: path, rows: int(tbl.NumRows()), cols: map[string]arrow.Array{}}
+	for i := 0; i < int(tbl.NumCols()); i++ {
+		col := tbl.Column(i)
+		chunks := col.Data().Chunks()
+		var a arrow.Array
+		switch len(chunks) {
+		case 0:
+			a = array.MakeArrayOfNull(memory.DefaultAllocator, col.DataType(), 0)
+		case 1:
+			a = chunks[0]
+			a.Retain()
+		default:
+			if a, err = array.Concatenate(chunks, memory.DefaultAllocator); err != nil {
+				return nil, fmt.Errorf("%s column %s: %w", path, col.Name(), err)
+			}
+		}
+		t.cols[col.Name()] = a
+	}
+	return t, nil
+}
+
+func (t *table) release() {
+	for _, a := range t.cols {
+		a.Release()
+	}
+}
+
+func (t *table) has(name string) bool { _, ok := t.cols[name]; return ok }
+
+func (t *table) int64s(name string) (*array.Int64, error) {
+	a, ok := t.cols[name].(*array.Int64)
+	if !ok {
+		return nil, fmt.Errorf("%s: column %s: want int64, found %s", t.path, name, typeName(t.cols[name]))
+	}
+	return a, nil
+}
+
+func (t *table) float64s(name string) (*array.Float64, error) {
+	a, ok := t.cols[name].(*array.Float64)
+	if !ok {
+		return nil, fmt.Errorf("%s: column %s: want double, found %s", t.path, name, typeName(t.cols[name]))
+	}
+	return a, nil
+}
+
+func (t *table) strings(name string) (*array.String, error) {
+	a, ok := t.cols[name].(*array.String)
+	if !ok {
+		return nil, fmt.Errorf("%s: column %s: want string, found %s", t.path, name, typeName(t.cols[name]))
+	}
+	return a, nil
+}
+
+func typeName(a arrow.Array) string {
+	if a == nil {
+		return "no such column"
+	}
+	return a.DataType().String()
+}
+
+// stringList returns row i of a list<string> column.
+func stringList(a arrow.Array, i int) ([]string, error) {
+	l, ok := a.(*array.List)
+	if !ok {
+		return nil, fmt.Errorf("want list<string>, found %s", typeName(a))
+	}
+	vals, ok := l.ListValues().(*array.String)
+	if !ok {
+		return nil, fmt.Errorf("want list<string>, found %s", typeName(a))
+	}
+	lo, hi := l.ValueOffsets(i)
+	out := make([]string, 0, hi-lo)
+	for j := lo; j < hi; j++ {
+		out = append(out, vals.Value(int(j)))
+	}
+	return out, nil
+}
+
+// numbers flattens row i of a stats column (list<double>, list<int64>,
+// list<bool> or the video form list<list<list<double>>>) to float64s.
+func numbers(a arrow.Array, i int) ([]float64, error) {
+	var out []float64
+	var walk func(a arrow.Array, lo, hi int) error
+	walk = func(a arrow.Array, lo, hi int) error {
+		switch v := a.(type) {
+		case *array.List:
+			for j := lo; j < hi; j++ {
+				s, e := v.ValueOffsets(j)
+				if err := walk(v.ListValues(), int(s), int(e)); err != nil {
+					return err
+				}
+			}
+		case *array.Float64:
+			out = append(out, v.Float64Values()[lo:hi]...)
+		case *array.Int64:
+			for _, x := range v.Int64Values()[lo:hi] {
+				out = append(out, float64(x))
+			}
+		case *array.Boolean:
+			for j := lo; j < hi; j++ {
+				if v.Value(j) {
+					out = append(out, 1)
+				} else {
+					out = append(out, 0)
+				}
+			}
+		default:
+			return fmt.Errorf("unexpected stats type %s", typeName(a))
+		}
+		return nil
+	}
+	if err := walk(a, i, i+1); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fillColumn copies rows [lo, hi) of a data column into c for feature f,
+// row-major as shard.ColumnData expects.
+func fillColumn(f shard.Feature, a arrow.Array, lo, hi int, c *shard.ColumnData) error {
+	width := f.Shape[0]
+	values := a
+	vlo, vhi := lo, hi
+	switch l := a.(type) {
+	case *array.FixedSizeList:
+		if int(l.DataType().(*arrow.FixedSizeListType).Len()) != width {
+			return fmt.Errorf("feature %s: list length %d, want %d", f.Name, l.DataType().(*arrow.FixedSizeListType).Len(), width)
+		}
+		values = l.ListValues()
+		off := l.Offset()
+		vlo, vhi = (off+lo)*width, (off+hi)*width
+	case *array.List:
+		values = l.ListValues()
+		s, _ := l.ValueOffsets(lo)
+		_, e := l.ValueOffsets(hi - 1)
+		if int(e-s) != (hi-lo)*width {
+			return fmt.Errorf("feature %s: %d values in rows %d..%d, want %d per row", f.Name, e-s, lo, hi, width)
+		}
+		vlo, vhi = int(s), int(e)
+	default:
+		if width != 1 {
+			return fmt.Errorf("feature %s: want a list of %d, found %s", f.Name, width, typeName(a))
+		}
+	}
+	bad := func() error {
+		return fmt.Errorf("feature %s: dtype %s, column holds %s", f.Name, f.Dtype, typeName(values))
+	}
+	switch f.Dtype {
+	case shard.DtypeFloat32:
+		v, ok := values.(*array.Float32)
+		if !ok {
+			return bad()
+		}
+		c.Float32 = append(c.Float32[:0], v.Float32Values()[vlo:vhi]...)
+	case shard.DtypeFloat64:
+		v, ok := values.(*array.Float64)
+		if !ok {
+			return bad()
+		}
+		c.Float64 = append(c.Float64[:0], v.Float64Values()[vlo:vhi]...)
+	case shard.DtypeInt32:
+		v, ok := values.(*array.Int32)
+		if !ok {
+			return bad()
+		}
+		c.Int32 = append(c.Int32[:0], v.Int32Values()[vlo:vhi]...)
+	case shard.DtypeInt64:
+		v, ok := values.(*array.Int64)
+		if !ok {
+			return bad()
+		}
+		c.Int64 = append(c.Int64[:0], v.Int64Values()[vlo:vhi]...)
+	case shard.DtypeUint8:
+		v, ok := values.(*array.Uint8)
+		if !ok {
+			return bad()
+		}
+		c.Uint8 = append(c.Uint8[:0], v.Uint8Values()[vlo:vhi]...)
+	case shard.DtypeBool:
+		v, ok := values.(*array.Boolean)
+		if !ok {
+			return bad()
+		}
+		c.Bool = c.Bool[:0]
+		for j := vlo; j < vhi; j++ {
+			c.Bool = append(c.Bool, v.Value(j))
+		}
+	case shard.DtypeString:
+		v, ok := values.(*array.String)
+		if !ok {
+			return bad()
+		}
+		c.String = c.String[:0]
+		for j := vlo; j < vhi; j++ {
+			c.String = append(c.String, v.Value(j))
+		}
+	default:
+		return fmt.Errorf("feature %s: unsupported dtype %s", f.Name, f.Dtype)
+	}
+	return nil
+}

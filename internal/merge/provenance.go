@@ -1,0 +1,226 @@
+package merge
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/ceres-robotics/ceres-export/internal/shard"
+)
+
+// This file is the one place that says what a merged dataset records of
+// where its episodes came from: the ceres/source/* episode columns, the
+// sources of ceres/merge-report.json, and the campaign identity read from a
+// shard. Pooling of other per-source descriptors belongs here too.
+
+// CampaignPath is where a shard made by a campaign task records that task
+// (relative to the shard root). Merge copies task_id and attempt_no into
+// every episode of the shard (ceres/source/campaign_task_id and
+// ceres/source/campaign_attempt).
+const CampaignPath = "ceres/campaign.json"
+
+// Campaign is the content of ceres/campaign.json.
+type Campaign struct {
+	CampaignID string `json:"campaign_id"`
+	TaskID     string `json:"task_id"`
+	AttemptNo  int64  `json:"attempt_no"`
+}
+
+type campaignRef struct {
+	TaskID  string
+	Attempt int64
+}
+
+// readCampaign reads ceres/campaign.json when the shard has one.
+func readCampaign(dir string) (*campaignRef, error) {
+	p := filepath.Join(dir, filepath.FromSlash(CampaignPath))
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("source %w", err)
+	}
+	var c Campaign
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if c.TaskID == "" || c.AttemptNo < 1 {
+		return nil, fmt.Errorf("%s: task_id must be set and attempt_no at least 1", p)
+	}
+	return &campaignRef{TaskID: c.TaskID, Attempt: c.AttemptNo}, nil
+}
+
+// SourceReport is one entry of ceres/merge-report.json "sources": a shard
+// whose episodes are in the dataset, in order.
+type SourceReport struct {
+	// Name is the shard's directory name when it was merged.
+	Name string `json:"name"`
+	// SessionID is the session the shard was exported from.
+	SessionID string `json:"sessionId"`
+	// ExportReportSHA256 is the SHA-256 of the shard's
+	// ceres/export-report.json: with the shard's deterministic output it
+	// names what the shard held.
+	ExportReportSHA256 string `json:"exportReportSha256"`
+	// Fingerprint is the SHA-256 over the shard's files (see fingerprint).
+	Fingerprint string `json:"fingerprint"`
+	// CampaignTaskID and CampaignAttempt come from ceres/campaign.json.
+	CampaignTaskID  string `json:"campaignTaskId,omitempty"`
+	CampaignAttempt int64  `json:"campaignAttempt,omitempty"`
+	// FirstEpisode and Episodes give the episodes' range in the dataset;
+	// FirstIndex and Frames the rows'.
+	FirstEpisode int64 `json:"firstEpisode"`
+	Episodes     int64 `json:"episodes"`
+	FirstIndex   int64 `json:"firstIndex"`
+	Frames       int64 `json:"frames"`
+	// Specifications are the hashes of the specifications it stored.
+	Specifications []string `json:"taskSpecifications"`
+	// Run is the position in "runs" of the merge that added it.
+	Run int `json:"run"`
+}
+
+// RunReport is one merge run that wrote the dataset (the first, then one
+// per merge --into).
+type RunReport struct {
+	Version string        `json:"version"`
+	Options ReportOptions `json:"options"`
+	// Sources are the indices (in "sources") this run added.
+	Sources []int `json:"sources"`
+}
+
+// ReportOptions are the options that shaped a run's output.
+type ReportOptions struct {
+	NoConcat        bool   `json:"noConcat"`
+	Quantiles       string `json:"quantiles"`
+	ChunksSize      int    `json:"chunksSize"`
+	DataFileSizeMB  int    `json:"dataFilesSizeInMb"`
+	VideoFileSizeMB int    `json:"videoFilesSizeInMb"`
+}
+
+// VideoReport says how one video feature's files were made.
+type VideoReport struct {
+	// Files are the dataset's mp4 files of the feature.
+	Files []string `json:"files"`
+	// Joined lists, per file, the source files copied into it in order
+	// ("<source index>:<source-relative path>"); a file carried over from
+	// the dataset appended to lists "kept".
+	Joined map[string][]string `json:"joined"`
+}
+
+// Report is ceres/merge-report.json. It holds no absolute paths and no
+// clock readings: the same inputs give the same bytes.
+type Report struct {
+	Merger   string                 `json:"merger"`
+	Runs     []RunReport            `json:"runs"`
+	Sources  []SourceReport         `json:"sources"`
+	Episodes int                    `json:"episodes"`
+	Frames   int64                  `json:"frames"`
+	Tasks    int                    `json:"tasks"`
+	Data     []string               `json:"data"`
+	Videos   map[string]VideoReport `json:"videos"`
+}
+
+// sourceReport describes a shard being merged.
+func sourceReport(s *source, firstEpisode, firstIndex int64, run int, fingerprint string) SourceReport {
+	r := SourceReport{
+		Name: s.name, SessionID: s.sessionID, ExportReportSHA256: s.reportSHA, Fingerprint: fingerprint,
+		FirstEpisode: firstEpisode, Episodes: int64(len(s.episodes)), FirstIndex: firstIndex, Frames: s.frames,
+		Run: run,
+	}
+	if s.campaign != nil {
+		r.CampaignTaskID, r.CampaignAttempt = s.campaign.TaskID, s.campaign.Attempt
+	}
+	for h := range s.specs {
+		r.Specifications = append(r.Specifications, h)
+	}
+	sortStrings(r.Specifications)
+	return r
+}
+
+// episodeSource is the ceres/source/* value of episode e of shard s, which
+// is source number index of the merged dataset.
+func episodeSource(s *source, index int64, e *sourceEpisode) *shard.EpisodeSource {
+	src := &shard.EpisodeSource{Index: index, Name: s.name, ReportSHA256: s.reportSHA, EpisodeIndex: e.index}
+	if s.campaign != nil {
+		id, attempt := s.campaign.TaskID, s.campaign.Attempt
+		src.CampaignTaskID, src.CampaignAttempt = &id, &attempt
+	}
+	return src
+}
+
+// fingerprint is the SHA-256 over a shard's regular files in path order,
+// each contributing "<relative path>\x00<SHA-256 of its bytes>\n": it
+// changes when any byte of the shard does.
+func fingerprint(ctx context.Context, dir string) (string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("fingerprint %s: %w", dir, err)
+	}
+	sort.Strings(files)
+	h := sha256.New()
+	for _, p := range files {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		sum, err := fileSHA256(p)
+		if err != nil {
+			return "", fmt.Errorf("fingerprint %s: %w", dir, err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%s\x00%s\n", filepath.ToSlash(rel), sum)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// sourceFilesDir is where a merged dataset keeps each source shard's own
+// CERES files (its export report, its campaign identity), by report index.
+const sourceFilesDir = "sources"
+
+// storeSourceFiles copies what identifies source s (report index idx) into
+// the dataset under ceres/sources/NNNN/; for the dataset appended to, its
+// whole ceres/sources tree.
+func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
+	if s.kind == kindMerged {
+		root := s.path("ceres/" + sourceFilesDir)
+		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return fmt.Errorf("source %w", err)
+			}
+			rel, _ := filepath.Rel(s.path("ceres"), p)
+			return b.WriteCeresFile(filepath.ToSlash(rel), data)
+		})
+	}
+	for _, rel := range []string{exportReportPath, CampaignPath} {
+		data, err := os.ReadFile(s.path(rel))
+		if errors.Is(err, fs.ErrNotExist) && rel == CampaignPath {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("source %w", err)
+		}
+		if err := b.WriteCeresFile(fmt.Sprintf("%s/%04d/%s", sourceFilesDir, idx, filepath.Base(rel)), data); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package verify
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// A merged dataset (written by ceres-export merge) holds many sessions. It
+// has ceres/merge-report.json instead of ceres/export-report.json, every
+// source shard's export report under ceres/sources/NNNN/, and per episode the
+// ceres/source/* columns naming where it came from. Read here independently
+// of the merge package.
+const (
+	mergeReportPath  = "ceres/merge-report.json"
+	sourceReportPath = "ceres/sources/%04d/export-report.json"
+)
+
+// mergeReport is the part of ceres/merge-report.json verify checks.
+type mergeReport struct {
+	Sources []struct {
+		Name               string   `json:"name"`
+		SessionID          string   `json:"sessionId"`
+		ExportReportSHA256 string   `json:"exportReportSha256"`
+		CampaignTaskID     string   `json:"campaignTaskId"`
+		CampaignAttempt    int64    `json:"campaignAttempt"`
+		FirstEpisode       int64    `json:"firstEpisode"`
+		Episodes           int64    `json:"episodes"`
+		FirstIndex         int64    `json:"firstIndex"`
+		Frames             int64    `json:"frames"`
+		Specifications     []string `json:"taskSpecifications"`
+	} `json:"sources"`
+	Episodes int64 `json:"episodes"`
+	Frames   int64 `json:"frames"`
+	Tasks    int64 `json:"tasks"`
+	Videos   map[string]struct {
+		Files []string `json:"files"`
+	} `json:"videos"`
+}
+
+// sourceColumns are the ceres/source/* episode columns of a merged dataset.
+var sourceColumns = map[string]arrow.DataType{
+	"ceres/source/index":                arrow.PrimitiveTypes.Int64,
+	"ceres/source/name":                 arrow.BinaryTypes.String,
+	"ceres/source/export_report_sha256": arrow.BinaryTypes.String,
+	"ceres/source/episode_index":        arrow.PrimitiveTypes.Int64,
+	"ceres/source/campaign_task_id":     arrow.BinaryTypes.String,
+	"ceres/source/campaign_attempt":     arrow.PrimitiveTypes.Int64,
+}
+
+// isMerged reports whether the dataset is a merged one.
+func (c *checker) isMerged() bool { return slices.Contains(c.files, mergeReportPath) }
+
+// episodeSourceOf returns the ceres/source/* values of an episode row
+// (string, int64 or nil).
+func episodeSourceOf(er *episodeRow) map[string]any {
+	out := map[string]any{}
+	for name, typ := range sourceColumns {
+		a := er.table.col(name)
+		if a == nil || !arrow.TypeEqual(a.DataType(), typ) || a.IsNull(er.tableRow) {
+			out[name] = nil
+			continue
+		}
+		switch x := a.(type) {
+		case *array.String:
+			out[name] = x.Value(er.tableRow)
+		case *array.Int64:
+			out[name] = x.Value(er.tableRow)
+		}
+	}
+	return out
+}
+
+// checkMerged checks a merged dataset's provenance: the merge report
+// against the episodes, every episode's source columns against the report,
+// the stored export reports against their hashes, and the specifications
+// every source stored.
+func (c *checker) checkMerged() {
+	b, err := os.ReadFile(filepath.Join(c.dir, mergeReportPath))
+	if err != nil {
+		c.errorf("merge.report", mergeReportPath, loc{}, "unreadable: %v", err)
+		return
+	}
+	var r mergeReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		c.errorf("merge.report", mergeReportPath, loc{}, "not a merge report: %v", err)
+		return
+	}
+	if len(r.Sources) == 0 {
+		c.errorf("merge.report", mergeReportPath, loc{}, "lists no sources")
+		return
+	}
+	if c.info != nil {
+		if r.Episodes != c.info.TotalEpisodes || r.Frames != c.info.TotalFrames || r.Tasks != c.info.TotalTasks {
+			c.errorf("merge.report", mergeReportPath, loc{}, "says %d episodes, %d frames, %d tasks; info.json says %d, %d, %d",
+				r.Episodes, r.Frames, r.Tasks, c.info.TotalEpisodes, c.info.TotalFrames, c.info.TotalTasks)
+		}
+	}
+	var nextEp, nextIdx int64
+	for i, s := range r.Sources {
+		where := fmt.Sprintf("sources[%d] (%s)", i, s.Name)
+		if s.FirstEpisode != nextEp || s.FirstIndex != nextIdx || s.Episodes <= 0 || s.Frames <= 0 {
+			c.errorf("merge.report", mergeReportPath, loc{}, "%s: episodes from %d (%d), rows from %d (%d) do not follow the previous source's, which end at episode %d, row %d",
+				where, s.FirstEpisode, s.Episodes, s.FirstIndex, s.Frames, nextEp, nextIdx)
+		}
+		nextEp, nextIdx = s.FirstEpisode+s.Episodes, s.FirstIndex+s.Frames
+		rel := fmt.Sprintf(sourceReportPath, i)
+		if rb, err := os.ReadFile(filepath.Join(c.dir, rel)); err != nil {
+			c.errorf("merge.source-report", rel, loc{}, "the export report of %s is not stored: %v", where, err)
+		} else {
+			sum := sha256.Sum256(rb)
+			if got := hex.EncodeToString(sum[:]); got != s.ExportReportSHA256 {
+				c.errorf("merge.source-report", rel, loc{}, "SHA-256 %s, but %s says %s", got, where, s.ExportReportSHA256)
+			}
+			var head struct {
+				SessionID string `json:"sessionId"`
+			}
+			if json.Unmarshal(rb, &head) == nil && head.SessionID != s.SessionID {
+				c.errorf("merge.source-report", rel, loc{}, "session %q, but %s says %q", head.SessionID, where, s.SessionID)
+			}
+		}
+		for _, h := range s.Specifications {
+			if c.specs[h] == nil {
+				c.errorf("spec.missing", mergeReportPath, loc{}, "%s stored specification %s, which the dataset lacks", where, h)
+			}
+		}
+	}
+	if c.info != nil && (nextEp != c.info.TotalEpisodes || nextIdx != c.info.TotalFrames) {
+		c.errorf("merge.report", mergeReportPath, loc{}, "the sources hold %d episodes and %d rows; info.json says %d and %d", nextEp, nextIdx, c.info.TotalEpisodes, c.info.TotalFrames)
+	}
+	for key, v := range r.Videos {
+		for _, f := range v.Files {
+			if !slices.Contains(c.files, f) {
+				c.errorf("merge.report", mergeReportPath, loc{}, "video %s file %s is missing", key, f)
+			}
+		}
+	}
+	if c.episodes == nil {
+		return
+	}
+	for _, er := range c.episodes.Rows {
+		epi := er.EpisodeIndex
+		src := episodeSourceOf(er)
+		idx, ok := src["ceres/source/index"].(int64)
+		if !ok || idx < 0 || idx >= int64(len(r.Sources)) {
+			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/index is %s; want a source of %s (0..%d)", jsonText(src["ceres/source/index"]), mergeReportPath, len(r.Sources)-1)
+			continue
+		}
+		s := r.Sources[idx]
+		if epi < s.FirstEpisode || epi >= s.FirstEpisode+s.Episodes {
+			c.errorf("ceres.source", er.File, ep(epi), "names source %d (%s), which holds episodes %d..%d", idx, s.Name, s.FirstEpisode, s.FirstEpisode+s.Episodes-1)
+		}
+		if v, _ := src["ceres/source/episode_index"].(int64); v != epi-s.FirstEpisode {
+			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/episode_index is %s, want %d (episode %d of source %d)", jsonText(src["ceres/source/episode_index"]), epi-s.FirstEpisode, epi, idx)
+		}
+		if er.FromIndex-s.FirstIndex < 0 || er.ToIndex-s.FirstIndex > s.Frames {
+			c.errorf("ceres.source", er.File, ep(epi), "rows [%d, %d) lie outside source %d's rows [%d, %d)", er.FromIndex, er.ToIndex, idx, s.FirstIndex, s.FirstIndex+s.Frames)
+		}
+		if v, _ := src["ceres/source/name"].(string); v != s.Name {
+			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/name is %q, source %d is %q", v, idx, s.Name)
+		}
+		if v, _ := src["ceres/source/export_report_sha256"].(string); v != s.ExportReportSHA256 {
+			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/export_report_sha256 is %q, source %d's is %s", v, idx, s.ExportReportSHA256)
+		}
+		if v, _ := er.Ceres["ceres/session_id"].(string); v != s.SessionID {
+			c.errorf("ceres.source", er.File, ep(epi), "ceres/session_id is %q, but source %d is session %q", v, idx, s.SessionID)
+		}
+		task, _ := src["ceres/source/campaign_task_id"].(string)
+		attempt, _ := src["ceres/source/campaign_attempt"].(int64)
+		if task != s.CampaignTaskID || attempt != s.CampaignAttempt {
+			c.errorf("ceres.source", er.File, ep(epi), "campaign task %q attempt %d, but source %d says %q attempt %d", task, attempt, idx, s.CampaignTaskID, s.CampaignAttempt)
+		}
+		for _, h := range []string{"ceres/task_specification/hash", "ceres/task_specification/recorded_hash"} {
+			if v, ok := er.Ceres[h].(string); ok && !slices.Contains(s.Specifications, v) {
+				c.errorf("ceres.source", er.File, ep(epi), "%s %s is not among the specifications source %d stored", h, v, idx)
+			}
+		}
+	}
+}

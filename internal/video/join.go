@@ -1,0 +1,341 @@
+package video
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/asticode/go-astiav"
+)
+
+// ErrIncompatible is returned by Joiner.Append, before anything is written,
+// when a source's stream cannot continue the joined file: another codec,
+// size, pixel format or codec configuration (extradata). The caller starts a
+// new file for it.
+var ErrIncompatible = errors.New("video: stream parameters differ from the joined file's")
+
+// JoinedPart says where Joiner.Append put a source file: its frames are
+// frames [FirstFrame, FirstFrame+Frames) of the joined file, at k/fps.
+type JoinedPart struct {
+	FirstFrame, Frames int
+}
+
+// Joiner writes one constant-rate mp4 by stream copy from whole source mp4
+// files, appended in order: packets are never decoded, only re-timed onto
+// one frame grid (frame k of the joined file has pts = dts = k in time base
+// 1/fps, duration 1), so a source frame keeps its exact bytes and the file's
+// duration is frames/fps. Every source must itself be on the grid (frame k at
+// k/fps from its first, no reordering) and start with a key frame; the moov
+// atom goes to the front (faststart) when the file is finished.
+type Joiner struct {
+	path   string
+	fps    int
+	sig    StreamSignature // the first source's
+	fc     *astiav.FormatContext
+	ioc    *astiav.IOContext
+	stream *astiav.Stream
+	pkt    *astiav.Packet
+	frames int
+	bytes  int64
+	closed bool
+}
+
+// NewJoiner prepares a joined file at path (created on the first Append).
+func NewJoiner(path string, fps int) (*Joiner, error) {
+	if fps <= 0 {
+		return nil, fmt.Errorf("join %s: fps must be positive, got %d", path, fps)
+	}
+	return &Joiner{path: path, fps: fps}, nil
+}
+
+// Path returns the joined file's path.
+func (j *Joiner) Path() string { return j.path }
+
+// Frames returns the number of frames written so far.
+func (j *Joiner) Frames() int { return j.frames }
+
+// Bytes returns the packet payload bytes written so far (the file is a
+// little larger: the index and headers).
+func (j *Joiner) Bytes() int64 { return j.bytes }
+
+// source is one opened input of Append.
+type joinSource struct {
+	fc     *astiav.FormatContext
+	stream *astiav.Stream
+}
+
+func openJoinSource(path string) (_ *joinSource, err error) {
+	s := &joinSource{fc: astiav.AllocFormatContext()}
+	if s.fc == nil {
+		return nil, fmt.Errorf("%s: alloc format context failed", path)
+	}
+	if err := s.fc.OpenInput(path, nil, nil); err != nil {
+		s.fc.Free()
+		return nil, fmt.Errorf("%s: open: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if err := s.fc.FindStreamInfo(nil); err != nil {
+		return nil, fmt.Errorf("%s: stream info: %w", path, err)
+	}
+	for _, st := range s.fc.Streams() {
+		switch st.CodecParameters().MediaType() {
+		case astiav.MediaTypeVideo:
+			if s.stream != nil {
+				return nil, fmt.Errorf("%s: more than one video stream", path)
+			}
+			s.stream = st
+		default:
+			return nil, fmt.Errorf("%s: stream %d is not video (%s); a LeRobot video file holds one video stream", path, st.Index(), st.CodecParameters().MediaType())
+		}
+	}
+	if s.stream == nil {
+		return nil, fmt.Errorf("%s: no video stream", path)
+	}
+	return s, nil
+}
+
+func (s *joinSource) close() {
+	s.fc.CloseInput()
+	s.fc.Free()
+}
+
+// StreamSignature describes what a joined file's stream must share with
+// every source copied into it: codec, size, pixel format, colour
+// properties and the codec configuration (extradata).
+type StreamSignature struct {
+	Codec         string
+	Width, Height int
+	PixFmt        string
+	Color         [4]int // space, range, primaries, transfer
+	ExtraData     string // hex
+}
+
+func signatureOf(cp *astiav.CodecParameters) StreamSignature {
+	return StreamSignature{
+		Codec: cp.CodecID().Name(), Width: cp.Width(), Height: cp.Height(), PixFmt: cp.PixelFormat().Name(),
+		Color:     [4]int{int(cp.ColorSpace()), int(cp.ColorRange()), int(cp.ColorPrimaries()), int(cp.ColorTransferCharacteristic())},
+		ExtraData: hex.EncodeToString(cp.ExtraData()),
+	}
+}
+
+// ReadStreamSignature opens path and returns its video stream's signature
+// (it reads the header only).
+func ReadStreamSignature(path string) (StreamSignature, error) {
+	s, err := openJoinSource(path)
+	if err != nil {
+		return StreamSignature{}, err
+	}
+	defer s.close()
+	return signatureOf(s.stream.CodecParameters()), nil
+}
+
+// Differs says how t differs from s ("" when it does not).
+func (s StreamSignature) Differs(t StreamSignature) string {
+	switch {
+	case t.Codec != s.Codec:
+		return fmt.Sprintf("codec %s, joined file has %s", t.Codec, s.Codec)
+	case t.Width != s.Width || t.Height != s.Height:
+		return fmt.Sprintf("size %dx%d, joined file has %dx%d", t.Width, t.Height, s.Width, s.Height)
+	case t.PixFmt != s.PixFmt:
+		return fmt.Sprintf("pixel format %s, joined file has %s", t.PixFmt, s.PixFmt)
+	case t.Color != s.Color:
+		return "colour properties differ"
+	case t.ExtraData != s.ExtraData:
+		return "codec configuration (extradata) differs"
+	}
+	return ""
+}
+
+// open creates the output with the first source's codec parameters.
+func (j *Joiner) open(cp *astiav.CodecParameters) (err error) {
+	defer func() {
+		if err != nil {
+			j.free()
+		}
+	}()
+	if err := os.MkdirAll(filepath.Dir(j.path), 0o755); err != nil {
+		return fmt.Errorf("join %s: %w", j.path, err)
+	}
+	if j.fc, err = astiav.AllocOutputFormatContext(nil, "mp4", j.path); err != nil {
+		return fmt.Errorf("join %s: muxer mp4: %w", j.path, err)
+	}
+	if j.stream = j.fc.NewStream(nil); j.stream == nil {
+		return fmt.Errorf("join %s: new stream failed", j.path)
+	}
+	j.sig = signatureOf(cp)
+	if err := cp.Copy(j.stream.CodecParameters()); err != nil {
+		return fmt.Errorf("join %s: codec parameters: %w", j.path, err)
+	}
+	// Let the mp4 muxer choose the tag for the codec (the source's may
+	// come from another container).
+	j.stream.CodecParameters().SetCodecTag(0)
+	tb := astiav.NewRational(1, j.fps)
+	j.stream.SetTimeBase(tb)
+	j.stream.SetAvgFrameRate(astiav.NewRational(j.fps, 1))
+	j.stream.SetRFrameRate(astiav.NewRational(j.fps, 1))
+	if j.ioc, err = astiav.OpenIOContext(j.path, astiav.NewIOContextFlags(astiav.IOContextFlagWrite)); err != nil {
+		return fmt.Errorf("join %s: create: %w", j.path, err)
+	}
+	j.fc.SetPb(j.ioc)
+	md, err := newDictionary(map[string]string{"movflags": "+faststart"})
+	if err != nil {
+		return fmt.Errorf("join %s: %w", j.path, err)
+	}
+	err = j.fc.WriteHeader(md)
+	left := leftover(md)
+	md.Free()
+	if err != nil {
+		return fmt.Errorf("join %s: write header: %w", j.path, err)
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("join %s: muxer mp4 does not know options %v", j.path, left)
+	}
+	j.pkt = astiav.AllocPacket()
+	return nil
+}
+
+// Append copies every packet of the video stream of src onto the end of the
+// joined file. It returns ErrIncompatible (wrapped, nothing written) when
+// src's stream parameters differ from the first source's; any other error
+// breaks the Joiner (Abort it).
+func (j *Joiner) Append(ctx context.Context, src string) (JoinedPart, error) {
+	if j.closed {
+		return JoinedPart{}, fmt.Errorf("join %s: already closed", j.path)
+	}
+	s, err := openJoinSource(src)
+	if err != nil {
+		return JoinedPart{}, fmt.Errorf("join %s: %w", j.path, err)
+	}
+	defer s.close()
+	cp := s.stream.CodecParameters()
+	if j.fc == nil {
+		if err := j.open(cp); err != nil {
+			return JoinedPart{}, err
+		}
+	} else if why := j.sig.Differs(signatureOf(cp)); why != "" {
+		return JoinedPart{}, fmt.Errorf("join %s: %s: %s: %w", j.path, src, why, ErrIncompatible)
+	}
+	part := JoinedPart{FirstFrame: j.frames}
+	stb := s.stream.TimeBase()
+	tbNum, tbDen := int64(stb.Num()), int64(stb.Den())
+	outTB := astiav.NewRational(1, j.fps)
+	var first, last int64
+	pkt := j.pkt
+	for k := 0; ; {
+		if k%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return part, err
+			}
+		}
+		err := s.fc.ReadFrame(pkt)
+		if errors.Is(err, astiav.ErrEof) {
+			break
+		}
+		if err != nil {
+			return part, fmt.Errorf("join %s: %s: read after packet %d: %w", j.path, src, k, err)
+		}
+		if pkt.StreamIndex() != s.stream.Index() {
+			pkt.Unref()
+			continue
+		}
+		pts, dts := pkt.Pts(), pkt.Dts()
+		switch {
+		case pts == noPTS:
+			err = fmt.Errorf("packet %d has no pts", k)
+		case dts != noPTS && dts != pts:
+			err = fmt.Errorf("packet %d: dts %d differs from pts %d (reordered frames cannot be re-timed by copy)", k, dts, pts)
+		case k == 0 && !pkt.Flags().Has(astiav.PacketFlagKey):
+			err = errors.New("the first packet is not a key frame")
+		case k > 0 && pts <= last:
+			err = fmt.Errorf("packet %d: pts %d does not increase (previous %d)", k, pts, last)
+		}
+		if k == 0 {
+			first = pts
+		}
+		// Frame k of the source must sit at exactly k/fps after its first:
+		// (pts-first)·tb = k/fps ⇔ (pts-first)·num·fps = k·den.
+		if err == nil && (pts-first)*tbNum*int64(j.fps) != int64(k)*tbDen {
+			err = fmt.Errorf("packet %d at pts %d (time base %d/%d) is not frame %d of a %d fps grid", k, pts, tbNum, tbDen, k, j.fps)
+		}
+		if err != nil {
+			pkt.Unref()
+			return part, fmt.Errorf("join %s: %s: %w", j.path, src, err)
+		}
+		last = pts
+		n := int64(j.frames)
+		pkt.SetPts(n)
+		pkt.SetDts(n)
+		pkt.SetDuration(1)
+		pkt.SetPos(-1)
+		pkt.SetStreamIndex(j.stream.Index())
+		pkt.RescaleTs(outTB, j.stream.TimeBase())
+		j.bytes += int64(pkt.Size())
+		err = j.fc.WriteInterleavedFrame(pkt)
+		pkt.Unref()
+		if err != nil {
+			return part, fmt.Errorf("join %s: write frame %d: %w", j.path, n, err)
+		}
+		j.frames++
+		part.Frames++
+		k++
+	}
+	if part.Frames == 0 {
+		return part, fmt.Errorf("join %s: %s holds no frames", j.path, src)
+	}
+	return part, nil
+}
+
+// Close writes the trailer (moving the index to the front) and closes the
+// file. A Joiner that never had a source writes nothing.
+func (j *Joiner) Close() error {
+	if j.closed {
+		return fmt.Errorf("join %s: already closed", j.path)
+	}
+	j.closed = true
+	if j.fc == nil {
+		return nil
+	}
+	if err := j.fc.WriteTrailer(); err != nil {
+		j.free()
+		return fmt.Errorf("join %s: write trailer: %w", j.path, err)
+	}
+	var err error
+	if cerr := j.ioc.Close(); cerr != nil {
+		err = fmt.Errorf("join %s: close: %w", j.path, cerr)
+	}
+	j.ioc = nil
+	j.free()
+	return err
+}
+
+// Abort releases everything and removes the partial file.
+func (j *Joiner) Abort() {
+	j.closed = true
+	open := j.fc != nil
+	j.free()
+	if open {
+		_ = os.Remove(j.path)
+	}
+}
+
+func (j *Joiner) free() {
+	if j.pkt != nil {
+		j.pkt.Free()
+		j.pkt = nil
+	}
+	if j.ioc != nil {
+		_ = j.ioc.Close()
+		j.ioc = nil
+	}
+	if j.fc != nil {
+		j.fc.Free()
+		j.fc = nil
+	}
+}
