@@ -8,8 +8,10 @@
 // arrow-go's pqarrow (a different implementation from the parquet-go writer,
 // honouring the ARROW:schema metadata as pyarrow does), JSON with
 // encoding/json, videos through FFmpeg. The expected values are recomputed
-// from the rules in docs/export-semantics.md and docs/lerobot-format.md, not taken from
-// the exporter.
+// from the rules in docs/export-semantics.md and docs/lerobot-format.md, not
+// taken from the exporter: attempt fates, episode windows and the frame clock
+// come from the checker's own implementation (attempts.go), and the package
+// imports neither internal/plan nor internal/export nor internal/shard.
 //
 // # Checks
 //
