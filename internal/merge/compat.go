@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
@@ -68,7 +69,7 @@ func featureDifferences(a, b shard.Feature) []string {
 	if (a.Names == nil) != (b.Names == nil) || !slices.Equal(a.Names, b.Names) {
 		out = append(out, fmt.Sprintf("%snames %s, want %s", p, jsonish(b.Names), jsonish(a.Names)))
 	}
-	if a.Dtype != shard.DtypeVideo || b.Dtype != shard.DtypeVideo {
+	if a.Dtype != lerobot.Video || b.Dtype != lerobot.Video {
 		return out
 	}
 	keys := map[string]bool{}
@@ -123,7 +124,7 @@ func mergedFeatures(sources []*source) []shard.Feature {
 	out := make([]shard.Feature, len(sources[0].features))
 	for i, f := range sources[0].features {
 		out[i] = f
-		if f.Dtype != shard.DtypeVideo {
+		if f.Dtype != lerobot.Video {
 			continue
 		}
 		info := slices.Clone(f.Info)

@@ -384,7 +384,7 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 	}
 	var data []shard.Feature
 	for _, f := range features {
-		if f.Dtype != shard.DtypeVideo {
+		if f.Dtype != lerobot.Video {
 			data = append(data, f)
 		}
 	}

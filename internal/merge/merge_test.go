@@ -175,7 +175,7 @@ func compareRows(t *testing.T, merged *dataset, src *dataset, firstEpisode int, 
 	t.Helper()
 	var features []string
 	for _, f := range src.src.features {
-		if f.Dtype != shard.DtypeVideo {
+		if f.Dtype != lerobot.Video {
 			features = append(features, f.Name)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
@@ -184,37 +185,37 @@ func fillColumn(f shard.Feature, a arrow.Array, lo, hi int, c *shard.ColumnData)
 		return fmt.Errorf("feature %s: dtype %s, column holds %s", f.Name, f.Dtype, typeName(values))
 	}
 	switch f.Dtype {
-	case shard.DtypeFloat32:
+	case lerobot.Float32:
 		v, ok := values.(*array.Float32)
 		if !ok {
 			return bad()
 		}
 		c.Float32 = append(c.Float32[:0], v.Float32Values()[vlo:vhi]...)
-	case shard.DtypeFloat64:
+	case lerobot.Float64:
 		v, ok := values.(*array.Float64)
 		if !ok {
 			return bad()
 		}
 		c.Float64 = append(c.Float64[:0], v.Float64Values()[vlo:vhi]...)
-	case shard.DtypeInt32:
+	case lerobot.Int32:
 		v, ok := values.(*array.Int32)
 		if !ok {
 			return bad()
 		}
 		c.Int32 = append(c.Int32[:0], v.Int32Values()[vlo:vhi]...)
-	case shard.DtypeInt64:
+	case lerobot.Int64:
 		v, ok := values.(*array.Int64)
 		if !ok {
 			return bad()
 		}
 		c.Int64 = append(c.Int64[:0], v.Int64Values()[vlo:vhi]...)
-	case shard.DtypeUint8:
+	case lerobot.Uint8:
 		v, ok := values.(*array.Uint8)
 		if !ok {
 			return bad()
 		}
 		c.Uint8 = append(c.Uint8[:0], v.Uint8Values()[vlo:vhi]...)
-	case shard.DtypeBool:
+	case lerobot.Bool:
 		v, ok := values.(*array.Boolean)
 		if !ok {
 			return bad()
@@ -223,7 +224,7 @@ func fillColumn(f shard.Feature, a arrow.Array, lo, hi int, c *shard.ColumnData)
 		for j := vlo; j < vhi; j++ {
 			c.Bool = append(c.Bool, v.Value(j))
 		}
-	case shard.DtypeString:
+	case lerobot.String:
 		v, ok := values.(*array.String)
 		if !ok {
 			return bad()

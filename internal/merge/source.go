@@ -182,9 +182,11 @@ func parseFeature(name string, v any) (shard.Feature, error) {
 		return f, errors.New("want an object")
 	}
 	dt, _ := o.Get("dtype")
-	if f.Dtype, ok = dt.(string); !ok {
+	dts, ok := dt.(string)
+	if !ok {
 		return f, errors.New("dtype: want a string")
 	}
+	f.Dtype = lerobot.Dtype(dts)
 	sh, _ := o.Get("shape")
 	list, ok := sh.([]any)
 	if !ok {
@@ -212,7 +214,7 @@ func parseFeature(name string, v any) (shard.Feature, error) {
 			f.Names = append(f.Names, str)
 		}
 	}
-	if f.Dtype == shard.DtypeVideo {
+	if f.Dtype == lerobot.Video {
 		info, _ := o.Get("info")
 		if f.Info, ok = info.(shard.JSONObject); !ok {
 			return f, errors.New("info: want an object")
@@ -224,7 +226,7 @@ func parseFeature(name string, v any) (shard.Feature, error) {
 func (s *source) videoFeatures() []shard.Feature {
 	var out []shard.Feature
 	for _, f := range s.features {
-		if f.Dtype == shard.DtypeVideo {
+		if f.Dtype == lerobot.Video {
 			out = append(out, f)
 		}
 	}

@@ -101,7 +101,7 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 	}
 	var plans []*videoPlan
 	for _, f := range features {
-		if f.Dtype != shard.DtypeVideo {
+		if f.Dtype != lerobot.Video {
 			continue
 		}
 		p := &videoPlan{key: f.Name, place: map[placeKey]placement{}}

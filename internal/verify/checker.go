@@ -22,6 +22,12 @@ type checker struct {
 	tasks    []string              // task strings by task_index; nil when unreadable
 	specs    map[string][]byte     // stored specifications by hash (name)
 	videos   map[string]*videoFile // by shard-relative path; nil when the video check did not run
+
+	// journalRows are the episodes compared with Options.Journal (in a
+	// merged dataset those of that session) and journalReport the export
+	// report holding their feature mappings.
+	journalRows   []*episodeRow
+	journalReport string
 }
 
 type omission struct {

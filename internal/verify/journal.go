@@ -3,6 +3,7 @@ package verify
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -38,11 +39,20 @@ func (c *checker) checkJournal() error {
 		c.errorf("journal.spec", "session:journal", loc{}, "the session has no SPEC record, so no episode can come from it")
 		return nil
 	}
+	// In a merged dataset only the episodes of this session are compared.
+	rows, report := c.episodes.Rows, reportPath
+	if c.isMerged() {
+		if rows, report = c.sessionRows(j.Info.SessionID); len(rows) == 0 {
+			c.errorf("journal.session-id", mergeReportPath, loc{}, "no episode of the merged dataset comes from session %q", j.Info.SessionID)
+			return nil
+		}
+	}
+	c.journalRows, c.journalReport = rows, report
 	// The applied specification is the one the episodes name (a re-export
 	// may apply a corrected one); it must be stored and valid.
 	applied := j.Spec
-	if len(c.episodes.Rows) > 0 {
-		if h, ok := c.episodes.Rows[0].Ceres["ceres/task_specification/hash"].(string); ok && c.specs[h] != nil {
+	if len(rows) > 0 {
+		if h, ok := rows[0].Ceres["ceres/task_specification/hash"].(string); ok && c.specs[h] != nil {
 			if s, err := taskspec.Parse(c.specs[h]); err == nil {
 				applied = s
 			}
@@ -56,11 +66,11 @@ func (c *checker) checkJournal() error {
 	// of the rules (attempts.go), never from the exporter's plan.
 	want := expectExport(j.Events, specTaskType(applied), c.info.FPS)
 	recorded := j.Spec.Hash()
-	n := len(c.episodes.Rows)
+	n := len(rows)
 	if len(want.episodes) != n {
 		c.errorf("journal.episode-count", "", loc{}, "the shard has %d episodes, but the session has %d accepted attempts at %d fps", n, len(want.episodes), c.info.FPS)
 	}
-	for i, er := range c.episodes.Rows {
+	for i, er := range rows {
 		epi := er.EpisodeIndex
 		key, ok := ceresKey(er)
 		if !ok {
@@ -202,17 +212,17 @@ func (c *checker) sensorFeatures(j *journal.Journal) []sensorFeature {
 	}
 	used := map[string]bool{}
 	var out []sensorFeature
-	if b, err := os.ReadFile(filepath.Join(c.dir, reportPath)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(c.dir, c.journalReport)); err == nil {
 		var rep exportReport
 		if err := json.Unmarshal(b, &rep); err != nil {
-			c.warnf("journal.report", reportPath, loc{}, "cannot read the feature mappings: %v", err)
+			c.warnf("journal.report", c.journalReport, loc{}, "cannot read the feature mappings: %v", err)
 		}
 		for _, m := range rep.Exporter.Options.Mappings {
 			sf := sensorFeature{name: m.Name}
 			for _, key := range m.Fields {
 				p, ok := fields[key]
 				if !ok {
-					c.errorf("journal.mapping", reportPath, loc{}, "mapping %s names field %q, which the session lacks", m.Name, key)
+					c.errorf("journal.mapping", c.journalReport, loc{}, "mapping %s names field %q, which the session lacks", m.Name, key)
 					sf.parts = nil
 					break
 				}
@@ -293,7 +303,8 @@ func (c *checker) compareSensors(j *journal.Journal, episodes []expectedEpisode)
 		want := make([]float64, width)
 		held := make([]int, len(parts))
 		for _, pe := range episodes {
-			de := c.data.Episodes[int64(pe.index)]
+			epi := c.journalRows[pe.index].EpisodeIndex
+			de := c.data.Episodes[epi]
 			if de == nil || de.Rows != pe.length {
 				continue
 			}
@@ -315,7 +326,7 @@ func (c *checker) compareSensors(j *journal.Journal, episodes []expectedEpisode)
 					if got != x {
 						pi, pe2 := partOf(sf, parts, e)
 						ss := parts[pi]
-						c.errorf("journal.sensor-value", c.data.Files[c.data.RowFile[r]], epRow(int64(pe.index), r),
+						c.errorf("journal.sensor-value", c.data.Files[c.data.RowFile[r]], epRow(epi, r),
 							"%s[%d] at frame %d (T=%d ns) is %v, want %v: %s.%s[%d] of sample %d (t=%d ns)",
 							sf.name, e, k, T, got, x, sf.parts[pi].stream.ID, sf.parts[pi].stream.Fields[sf.parts[pi].field].Name, pe2, held[pi], ss.times[held[pi]])
 						break
@@ -404,12 +415,12 @@ func (c *checker) compareVideo(j *journal.Journal, episodes []expectedEpisode) e
 			c.notef("journal.not-compared", "", loc{}, "video feature %s: the camera frames carry no code band (not a synthetic session); frames not compared", v.Name)
 			continue
 		}
-		pos := map[string]int64{}
-		for i, er := range c.episodes.Rows {
+		for i, er := range c.journalRows {
 			ref := er.Videos[v.Name]
 			rel := videoPath(v.Name, ref.Chunk, ref.File)
-			first := pos[rel]
-			pos[rel] += er.Length
+			// The episode's first frame in its file (from_timestamp is
+			// checked against the frame counts by the metadata check).
+			first := int64(math.Round(ref.From * float64(c.info.FPS)))
 			vf := c.videos[rel]
 			pe := episodes[i]
 			if vf == nil || pe.length != er.Length {

@@ -184,3 +184,20 @@ func (c *checker) checkMerged() {
 		}
 	}
 }
+
+// sessionRows returns the episodes of a merged dataset that came from
+// session id, in order, and the stored export report of their source.
+func (c *checker) sessionRows(id string) ([]*episodeRow, string) {
+	var rows []*episodeRow
+	report := ""
+	for _, er := range c.episodes.Rows {
+		if s, _ := er.Ceres["ceres/session_id"].(string); s != id {
+			continue
+		}
+		rows = append(rows, er)
+		if idx, ok := episodeSourceOf(er)["ceres/source/index"].(int64); ok && report == "" {
+			report = fmt.Sprintf(sourceReportPath, idx)
+		}
+	}
+	return rows, report
+}
