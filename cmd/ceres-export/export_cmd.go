@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/journal"
@@ -45,6 +46,8 @@ type ExportOptions struct {
 	Mappings  []string
 	Strict    []string
 	VideoSize string
+	// TaskGroups are --task-group LEVEL=KEY values.
+	TaskGroups []string
 	export.Options
 }
 
@@ -68,6 +71,8 @@ func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.VideoSize, "video-size", "", "output WIDTHxHEIGHT (default: the source's, even-rounded)")
 	f.IntVar(&o.Video.Concurrency, "camera-jobs", 0, "cameras encoded at once (default: one per CPU core)")
 	f.IntVar(&o.Video.Threads, "encoder-threads", 0, "threads per encoder (default: the encoder's choice)")
+	f.StringVar(&o.Descriptors.Org, "org", "", "organisation id, the root group of the task descriptors (ceres/tasks.json)")
+	f.StringArrayVar(&o.TaskGroups, "task-group", nil, "a task descriptor group level after the task, LEVEL=KEY (repeatable, root first)")
 	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
 }
@@ -136,6 +141,17 @@ func (o *ExportOptions) resolve() error {
 	case "av1", "h264":
 	default:
 		return fmt.Errorf("--vcodec %q: want av1 or h264", o.Video.Codec)
+	}
+	for _, g := range o.TaskGroups {
+		level, key, ok := strings.Cut(g, "=")
+		if !ok || strings.TrimSpace(level) == "" || strings.TrimSpace(key) == "" {
+			return fmt.Errorf("--task-group %q: want LEVEL=KEY, both non-empty", g)
+		}
+		switch level = strings.TrimSpace(level); level {
+		case descriptor.LevelOrg, descriptor.LevelRun, descriptor.LevelTask:
+			return fmt.Errorf("--task-group %q: level %s is derived from the specification (use --org for the org)", g, level)
+		}
+		o.Descriptors.Levels = append(o.Descriptors.Levels, descriptor.Group{Level: level, Key: strings.TrimSpace(key)})
 	}
 	if o.FPS < 0 {
 		return fmt.Errorf("--fps %d: must be positive", o.FPS)

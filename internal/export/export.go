@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
@@ -81,6 +82,8 @@ type Options struct {
 	// DataFileSizeBytes, when positive, rotates data files at that size
 	// instead of LeRobot's 100 MB (tests).
 	DataFileSizeBytes int64
+	// Descriptors set the org and user levels of ceres/tasks.json.
+	Descriptors descriptor.Options
 	// NoVideoReuse encodes every camera even when the shard being replaced
 	// holds video with the same content key (see ceres/videos.json).
 	NoVideoReuse bool
@@ -245,7 +248,11 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 			return nil, err
 		}
 	}
-	if err := writeRows(ctx, j, p, b, rowFeatures, cams, applied, opts, rep); err != nil {
+	descriptors := descriptor.Build(applied, p, opts.Descriptors)
+	if err := writeRows(ctx, j, p, b, rowFeatures, cams, applied, descriptors, opts, rep); err != nil {
+		return nil, err
+	}
+	if err := b.WriteCeresJSON(descriptor.FileName, descriptor.File{SchemaVersion: descriptor.SchemaVersion, Tasks: descriptors}); err != nil {
 		return nil, err
 	}
 	if err := b.WriteSpec(applied.Hash(), applied.Canonical()); err != nil {
@@ -449,13 +456,17 @@ func infoObject(m map[string]any) shard.JSONObject {
 // writeRows assembles every episode's rows on the frame clock and writes them
 // with their metadata.
 func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.Builder, features []rowFeature,
-	cams []camera, applied *taskspec.Spec, opts Options, rep *Report) error {
+	cams []camera, applied *taskspec.Spec, descriptors []descriptor.Descriptor, opts Options, rep *Report) error {
 	ra, err := newRowAssembler(j, features)
 	if err != nil {
 		return err
 	}
 	defer ra.close()
 	appliedHash, recordedHash := applied.Hash(), j.Spec.Hash()
+	descriptorOf := map[string]string{}
+	for _, d := range descriptors {
+		descriptorOf[d.Ext.Ceres.TaskID] = d.ID
+	}
 	maxLen, total := 0, 0
 	for _, ep := range p.Episodes {
 		maxLen = max(maxLen, ep.Length)
@@ -473,6 +484,7 @@ func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.B
 			Videos: map[string]shard.VideoSegment{},
 			Ceres: shard.CeresEpisode{
 				SessionID: j.Info.SessionID, TaskID: ep.Task, TaskLabel: task.Label, TaskType: task.Type,
+				TaskDescriptorID: descriptorOf[ep.Task],
 				Cycle: int64(ep.Cycle), Repetition: int64(ep.Repetition), Attempt: int64(ep.Attempt),
 				StartNS: ep.Start, EndNS: ep.End,
 				SpecVersion: int64(applied.Version), SpecHash: appliedHash, RecordedSpecHash: recordedHash,

@@ -63,6 +63,8 @@ type VideoSegment struct {
 // "Provenance").
 type CeresEpisode struct {
 	SessionID, TaskID, TaskLabel, TaskType string
+	// TaskDescriptorID names the task's descriptor in ceres/tasks.json.
+	TaskDescriptorID string
 	Cycle, Repetition, Attempt             int64
 	// Outcome is "pass" or "fail", nil when not annotated (written as null).
 	Outcome          *string

@@ -287,6 +287,7 @@ func episodeColumns(videoFeatures, statsFeatures []Feature, sourceColumns bool) 
 		stringCol("ceres/task_id", func(e *episodeRecord) *string { return &e.ceres.TaskID }),
 		stringCol("ceres/task_label", func(e *episodeRecord) *string { return &e.ceres.TaskLabel }),
 		stringCol("ceres/task_type", func(e *episodeRecord) *string { return &e.ceres.TaskType }),
+		stringCol("ceres/task_descriptor_id", func(e *episodeRecord) *string { return &e.ceres.TaskDescriptorID }),
 		int64Col("ceres/cycle", func(e *episodeRecord) int64 { return e.ceres.Cycle }),
 		int64Col("ceres/repetition", func(e *episodeRecord) int64 { return e.ceres.Repetition }),
 		int64Col("ceres/attempt", func(e *episodeRecord) int64 { return e.ceres.Attempt }),

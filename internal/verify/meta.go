@@ -127,6 +127,7 @@ var ceresColumns = map[string]arrow.DataType{
 	"ceres/task_id":                          arrow.BinaryTypes.String,
 	"ceres/task_label":                       arrow.BinaryTypes.String,
 	"ceres/task_type":                        arrow.BinaryTypes.String,
+	"ceres/task_descriptor_id":               arrow.BinaryTypes.String,
 	"ceres/cycle":                            arrow.PrimitiveTypes.Int64,
 	"ceres/repetition":                       arrow.PrimitiveTypes.Int64,
 	"ceres/attempt":                          arrow.PrimitiveTypes.Int64,

@@ -51,7 +51,7 @@ func TestGoodShardIsSound(t *testing.T) {
 		if !res.Sound || len(res.Findings) != 0 {
 			t.Errorf("%+v: sound=%v, findings:\n%s", opts, res.Sound, findingLines(res))
 		}
-		want := 6
+		want := 7
 		if opts.Quick {
 			want--
 		}
@@ -327,6 +327,39 @@ func TestMutations(t *testing.T) {
 				m.mapString("ceres/task_label", func(i int, v string) string { return v + " (edited)" })
 			})
 		}},
+		{name: "descriptors missing", code: "descriptors.missing", file: descriptorsPath, mutate: func(t *testing.T, s string) {
+			os.Remove(path(s, descriptorsPath))
+		}},
+		{name: "descriptor id not derived from its task", code: "descriptors.seed", file: descriptorsPath, mutate: func(t *testing.T, s string) {
+			editJSONFile(t, path(s, descriptorsPath), func(v map[string]any) {
+				v["tasks"].([]any)[0].(map[string]any)["id"] = "ceres-task-0000"
+			})
+		}},
+		{name: "descriptor groups not root first", code: "descriptors.seed", file: descriptorsPath, mutate: func(t *testing.T, s string) {
+			editJSONFile(t, path(s, descriptorsPath), func(v map[string]any) {
+				d := v["tasks"].([]any)[0].(map[string]any)
+				g := d["groups"].([]any)
+				g[0], g[len(g)-1] = g[len(g)-1], g[0]
+			})
+		}},
+		{name: "descriptor episode count off", code: "descriptors.features", file: descriptorsPath, mutate: func(t *testing.T, s string) {
+			editJSONFile(t, path(s, descriptorsPath), func(v map[string]any) {
+				f := v["tasks"].([]any)[0].(map[string]any)["features"].(map[string]any)
+				f["episodes"] = f["episodes"].(float64) + 1
+				f["frames"] = f["frames"].(float64) + 1
+				f["meanEpisodeLength"] = f["frames"].(float64) / f["episodes"].(float64)
+			})
+		}},
+		{name: "episode names another task's descriptor", code: "descriptors.episode", file: episodesFile, mutate: func(t *testing.T, s string) {
+			mutateParquet(t, path(s, episodesFile), func(m *mtable) {
+				m.mapString("ceres/task_descriptor_id", func(i int, v string) string {
+					if i == 0 {
+						return "ceres-task-ffffffffffffffffffffffffffffffff"
+					}
+					return v
+				})
+			})
+		}},
 		{name: "missing video frame", code: "video.frame-count", file: videoFile0, mutate: func(t *testing.T, s string) {
 			reencodeCamera(t, s, 30, func(w []episodeWindow) []videoTimes {
 				return frameTimes(w, 30, func(e int, ts []int64) []int64 {
@@ -480,4 +513,24 @@ func retriedAttempt(t testing.TB, session string) plan.Key {
 	}
 	t.Fatal("the fixture session has no retried attempt")
 	return plan.Key{}
+}
+
+// editJSONFile rewrites a JSON file through edit.
+func editJSONFile(t *testing.T, file string, edit func(map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	edit(v)
+	if b, err = json.Marshal(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

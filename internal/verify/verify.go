@@ -60,13 +60,14 @@ const (
 
 // Names of the check groups, as Result.Checks lists them.
 const (
-	CheckStructure  = "structure"
-	CheckData       = "data"
-	CheckMetadata   = "metadata"
-	CheckStats      = "stats"
-	CheckVideo      = "video"
-	CheckProvenance = "provenance"
-	CheckJournal    = "journal"
+	CheckStructure   = "structure"
+	CheckData        = "data"
+	CheckMetadata    = "metadata"
+	CheckStats       = "stats"
+	CheckVideo       = "video"
+	CheckProvenance  = "provenance"
+	CheckDescriptors = "descriptors"
+	CheckJournal     = "journal"
 )
 
 // ErrUnreadable marks an error of Shard: the shard or the journal cannot be
@@ -209,6 +210,7 @@ func (c *checker) run() error {
 		{CheckStats, false, c.checkStats},
 		{CheckVideo, c.opts.Quick, c.checkVideo},
 		{CheckProvenance, false, c.checkProvenance},
+		{CheckDescriptors, false, c.checkDescriptors},
 		{CheckJournal, c.opts.Journal == "", c.checkJournal},
 	}
 	for _, g := range groups {
