@@ -169,7 +169,7 @@ func Build(spec *taskspec.Spec, p *plan.Plan, opts Options) []Descriptor {
 		}
 		d := Descriptor{
 			ID: ID(spec.RunTitle, t.ID, t.Type), Title: t.Label, Type: TypeData, Subtype: t.Type, Org: opts.Org,
-			Features: Features{DurationS: t.DurationS, RepeatCount: t.RepeatCount, ResetTimeS: t.ResetTimeS, Sessions: 1},
+			Features:  Features{DurationS: t.DurationS, RepeatCount: t.RepeatCount, ResetTimeS: t.ResetTimeS, Sessions: 1},
 			LabeledBy: Labeler{Name: LabeledBy, Tier: TierRecorded},
 			Source:    Source{Kind: SourceLive},
 			Ext: Extension{Ceres: CeresFields{TaskID: t.ID, RunTitle: spec.RunTitle,

@@ -484,10 +484,10 @@ func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.B
 			Videos: map[string]shard.VideoSegment{},
 			Ceres: shard.CeresEpisode{
 				SessionID: j.Info.SessionID, TaskID: ep.Task, TaskLabel: task.Label, TaskType: task.Type,
-				TaskDescriptorID: descriptorOf[ep.Task],
 				Cycle: int64(ep.Cycle), Repetition: int64(ep.Repetition), Attempt: int64(ep.Attempt),
 				StartNS: ep.Start, EndNS: ep.End,
 				SpecVersion: int64(applied.Version), SpecHash: appliedHash, RecordedSpecHash: recordedHash,
+				TaskDescriptorID: descriptorOf[ep.Task],
 			},
 		}
 		if ep.Outcome != "" {

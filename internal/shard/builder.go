@@ -63,8 +63,6 @@ type VideoSegment struct {
 // "Provenance").
 type CeresEpisode struct {
 	SessionID, TaskID, TaskLabel, TaskType string
-	// TaskDescriptorID names the task's descriptor in ceres/tasks.json.
-	TaskDescriptorID string
 	Cycle, Repetition, Attempt             int64
 	// Outcome is "pass" or "fail", nil when not annotated (written as null).
 	Outcome          *string
@@ -72,6 +70,8 @@ type CeresEpisode struct {
 	SpecVersion      int64
 	SpecHash         string
 	RecordedSpecHash string
+	// TaskDescriptorID names the task's descriptor in ceres/tasks.json.
+	TaskDescriptorID string
 	// Source says where an episode of a merged dataset came from (nil in
 	// an exported shard); written only with Options.SourceColumns.
 	Source *EpisodeSource
