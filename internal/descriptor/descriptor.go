@@ -28,7 +28,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
@@ -159,9 +158,25 @@ func ID(runTitle, taskID, typ string) string {
 	return idPrefix + hex.EncodeToString(sum[:16])
 }
 
+// Attempt is what the features count of one attempt. The package takes
+// these rather than the exporter's plan so that verify, which checks
+// descriptors, shares none of the exporter's rules.
+type Attempt struct {
+	Task              string
+	Accepted, Retried bool
+	Outcome           string // "pass", "fail" or ""
+}
+
+// Episode is what the features count of one episode.
+type Episode struct {
+	Task   string
+	Frames int
+}
+
 // Build returns the descriptors of spec's timed and open tasks, in the
-// specification's order, with features counted from the plan's attempts.
-func Build(spec *taskspec.Spec, p *plan.Plan, opts Options) []Descriptor {
+// specification's order, with features counted from the session's attempts
+// and episodes.
+func Build(spec *taskspec.Spec, attempts []Attempt, episodes []Episode, opts Options) []Descriptor {
 	var out []Descriptor
 	for _, t := range spec.Tasks {
 		if t.Type == taskspec.TypePause {
@@ -182,15 +197,15 @@ func Build(spec *taskspec.Spec, p *plan.Plan, opts Options) []Descriptor {
 		d.Groups = append(d.Groups, Group{LevelRun, spec.RunTitle}, Group{LevelTask, t.ID})
 		d.Groups = append(d.Groups, opts.Levels...)
 		f := &d.Features
-		for _, a := range p.Attempts {
+		for _, a := range attempts {
 			if a.Task != t.ID {
 				continue
 			}
 			f.Attempts++
-			switch a.Fate {
-			case plan.Accepted:
+			if a.Accepted {
 				f.Accepted++
-			case plan.Retried:
+			}
+			if a.Retried {
 				f.Retried++
 			}
 			switch a.Outcome {
@@ -200,10 +215,10 @@ func Build(spec *taskspec.Spec, p *plan.Plan, opts Options) []Descriptor {
 				f.Failed++
 			}
 		}
-		for _, ep := range p.Episodes {
+		for _, ep := range episodes {
 			if ep.Task == t.ID {
 				f.Episodes++
-				f.Frames += int64(ep.Length)
+				f.Frames += int64(ep.Frames)
 			}
 		}
 		f.mean()

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
@@ -27,23 +26,27 @@ func exampleSpec(t *testing.T, edit func(string) string) *taskspec.Spec {
 	return spec
 }
 
-// examplePlan: pick has an accepted pass, a retried take and an accepted
+// exampleRun: pick has a retried take, an accepted pass and an accepted
 // fail; inspect one accepted attempt.
-func examplePlan() *plan.Plan {
-	return &plan.Plan{
-		FPS: 10,
-		Attempts: []plan.Attempt{
-			{Key: plan.Key{Cycle: 1, Task: "pick", Repetition: 1, Attempt: 1}, Fate: plan.Retried},
-			{Key: plan.Key{Cycle: 1, Task: "pick", Repetition: 1, Attempt: 2}, Fate: plan.Accepted, Outcome: "pass"},
-			{Key: plan.Key{Cycle: 1, Task: "pick", Repetition: 2, Attempt: 1}, Fate: plan.Accepted, Outcome: "fail"},
-			{Key: plan.Key{Cycle: 1, Task: "inspect", Repetition: 1, Attempt: 1}, Fate: plan.Accepted},
+type exampleRun struct {
+	attempts []Attempt
+	episodes []Episode
+}
+
+func examplePlan() exampleRun {
+	return exampleRun{
+		attempts: []Attempt{
+			{Task: "pick", Retried: true},
+			{Task: "pick", Accepted: true, Outcome: "pass"},
+			{Task: "pick", Accepted: true, Outcome: "fail"},
+			{Task: "inspect", Accepted: true},
 		},
-		Episodes: []plan.Episode{
-			{Index: 0, Key: plan.Key{Cycle: 1, Task: "pick", Repetition: 1, Attempt: 2}, Length: 125},
-			{Index: 1, Key: plan.Key{Cycle: 1, Task: "pick", Repetition: 2, Attempt: 1}, Length: 124},
-			{Index: 2, Key: plan.Key{Cycle: 1, Task: "inspect", Repetition: 1, Attempt: 1}, Length: 40},
-		},
+		episodes: []Episode{{"pick", 125}, {"pick", 124}, {"inspect", 40}},
 	}
+}
+
+func build(spec *taskspec.Spec, r exampleRun, opts Options) []Descriptor {
+	return Build(spec, r.attempts, r.episodes, opts)
 }
 
 // TestIDVector pins the id rule (package doc) to values computed outside Go
@@ -81,8 +84,8 @@ func TestIDIdentifiesTheTask(t *testing.T) {
 		s = strings.Replace(s, `"Pick sample"`, `"Pick a sample"`, 1)
 		return strings.Replace(s, `"durationS": 12.5`, `"durationS": 15`, 1)
 	})
-	a := Build(exampleSpec(t, nil), examplePlan(), Options{})
-	b := Build(fixed, examplePlan(), Options{Org: "lab-a"})
+	a := build(exampleSpec(t, nil), examplePlan(), Options{})
+	b := build(fixed, examplePlan(), Options{Org: "lab-a"})
 	if len(a) != 2 || len(b) != 2 {
 		t.Fatalf("descriptors: %d and %d, want 2 (pause has none)", len(a), len(b))
 	}
@@ -97,7 +100,7 @@ func TestIDIdentifiesTheTask(t *testing.T) {
 }
 
 func TestBuild(t *testing.T) {
-	ds := Build(exampleSpec(t, nil), examplePlan(), Options{Org: "lab-a", Levels: []Group{{"station", "bench-3"}}})
+	ds := build(exampleSpec(t, nil), examplePlan(), Options{Org: "lab-a", Levels: []Group{{"station", "bench-3"}}})
 	pick := ds[0]
 	if pick.Title != "Pick sample" || pick.Type != TypeData || pick.Subtype != "timed" || pick.Source.Kind != SourceLive ||
 		pick.LabeledBy != (Labeler{LabeledBy, TierRecorded}) || pick.Org != "lab-a" {
@@ -120,17 +123,17 @@ func TestBuild(t *testing.T) {
 		t.Errorf("Check: %v", errs)
 	}
 	// Without org, the chain starts at the run.
-	if g := Build(exampleSpec(t, nil), examplePlan(), Options{})[0].Groups; g[0].Level != LevelRun {
+	if g := build(exampleSpec(t, nil), examplePlan(), Options{})[0].Groups; g[0].Level != LevelRun {
 		t.Errorf("groups without org = %v", g)
 	}
 }
 
 func TestPool(t *testing.T) {
-	orig := Build(exampleSpec(t, nil), examplePlan(), Options{})
-	fixed := Build(exampleSpec(t, func(s string) string {
+	orig := build(exampleSpec(t, nil), examplePlan(), Options{})
+	fixed := build(exampleSpec(t, func(s string) string {
 		return strings.Replace(s, `"Pick one sample"`, `"Pick exactly one sample"`, 1)
 	}), examplePlan(), Options{})
-	other := Build(exampleSpec(t, func(s string) string {
+	other := build(exampleSpec(t, func(s string) string {
 		return strings.Replace(strings.Replace(s, `"durationS": 12.5`, `"durationS": 10`, 1), `"Sample transfer"`, `"Sample sorting"`, 1)
 	}), examplePlan(), Options{})
 	pooled := Pool(orig, fixed, other)
@@ -152,7 +155,7 @@ func TestPool(t *testing.T) {
 		t.Error("sources agree on durationS, yet it was dropped")
 	}
 	// Disagreeing specification values are dropped, not summed.
-	mixed := Pool(orig, Build(exampleSpec(t, func(s string) string {
+	mixed := Pool(orig, build(exampleSpec(t, func(s string) string {
 		return strings.Replace(s, `"durationS": 12.5`, `"durationS": 10`, 1)
 	}), examplePlan(), Options{}))
 	if len(mixed) != 2 || mixed[0].Features.DurationS != nil || mixed[0].Features.RepeatCount == nil {
@@ -168,7 +171,7 @@ func TestPool(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	good := func() []Descriptor { return Build(exampleSpec(t, nil), examplePlan(), Options{Org: "lab-a"}) }
+	good := func() []Descriptor { return build(exampleSpec(t, nil), examplePlan(), Options{Org: "lab-a"}) }
 	for _, tc := range []struct {
 		name string
 		edit func(ds []Descriptor) []Descriptor
@@ -223,7 +226,7 @@ func TestRedact(t *testing.T) {
 		// A label that quotes the instructions must not survive as title.
 		return strings.Replace(s, `"Inspect sample"`, `"Inspect: inspect until complete"`, 1)
 	})
-	ds := Redact(Build(spec, examplePlan(), Options{Org: "lab-a"}), "pepper")
+	ds := Redact(build(spec, examplePlan(), Options{Org: "lab-a"}), "pepper")
 	if ds[0].Title != "Pick sample" {
 		t.Errorf("pick title = %q, want the label", ds[0].Title)
 	}

@@ -248,7 +248,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 			return nil, err
 		}
 	}
-	descriptors := descriptor.Build(applied, p, opts.Descriptors)
+	descriptors := buildDescriptors(applied, p, opts.Descriptors)
 	if err := writeRows(ctx, j, p, b, rowFeatures, cams, applied, descriptors, opts, rep); err != nil {
 		return nil, err
 	}
@@ -524,4 +524,17 @@ func imageStats(s video.ImageStats) shard.Stats {
 		Count: s.Count, Min: s.Min[:], Max: s.Max[:], Mean: s.Mean[:], Std: s.Std[:],
 		Quantiles: [5][]float64{s.Q01[:], s.Q10[:], s.Q50[:], s.Q90[:], s.Q99[:]},
 	}
+}
+
+// buildDescriptors returns the task descriptors of the plan's tasks.
+func buildDescriptors(spec *taskspec.Spec, p *plan.Plan, opts descriptor.Options) []descriptor.Descriptor {
+	attempts := make([]descriptor.Attempt, len(p.Attempts))
+	for i, a := range p.Attempts {
+		attempts[i] = descriptor.Attempt{Task: a.Task, Accepted: a.Fate == plan.Accepted, Retried: a.Fate == plan.Retried, Outcome: a.Outcome}
+	}
+	episodes := make([]descriptor.Episode, len(p.Episodes))
+	for i, ep := range p.Episodes {
+		episodes[i] = descriptor.Episode{Task: ep.Task, Frames: ep.Length}
+	}
+	return descriptor.Build(spec, attempts, episodes, opts)
 }
