@@ -25,6 +25,11 @@ $(CACHE)/deps.stamp: go.mod go.sum Makefile
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(APT_PKGS); \
 	fi
+	@if ! command -v chromium >/dev/null; then \
+		echo "installing chromium (the report pages' browser tests)"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-liberation; \
+	fi
 	$(GO) mod download
 	@if [ ! -f $(CACHE)/npm/node_modules/canonicalize/package.json ]; then \
 		npm install --silent --no-audit --no-fund --prefix $(CACHE)/npm canonicalize@2.0.0; \

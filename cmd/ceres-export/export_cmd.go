@@ -17,6 +17,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/report"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
@@ -48,6 +49,7 @@ type ExportOptions struct {
 	VideoSize string
 	// TaskGroups are --task-group LEVEL=KEY values.
 	TaskGroups []string
+	NoReport   bool
 	export.Options
 }
 
@@ -75,6 +77,7 @@ func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.TaskGroups, "task-group", nil, "a task descriptor group level after the task, LEVEL=KEY (repeatable, root first)")
 	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
+	f.BoolVar(&o.NoReport, "no-report", false, "do not write the session page ceres/report.html")
 }
 
 func newExportCmd(s streams) *cobra.Command {
@@ -91,7 +94,8 @@ func newExportCmdWith(s streams, runF func(context.Context, ExportOptions, strea
 		Long: `Write a LeRobot v3.0 shard from a CERES session: one episode per accepted
 attempt (retried and incomplete attempts never reach it), sensor rows on the
 frame clock, camera video cut frame-accurately, metadata, the canonical task
-specification and an export report under ceres/.
+specification, an export report and a session page (ceres/report.html, see
+the report command) under ceres/.
 ` + exportExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -165,6 +169,9 @@ func (o *ExportOptions) resolve() error {
 		o.Inputs = append(o.Inputs, o.SpecFile)
 	}
 	o.Version = version
+	if !o.NoReport {
+		o.Page = report.ShardPage
+	}
 	return nil
 }
 

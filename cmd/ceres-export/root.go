@@ -116,6 +116,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newExportCmd(s),
 		newVerifyCmd(s),
 		newMergeCmd(s),
+		newReportCmd(s),
 	)
 	return root
 }

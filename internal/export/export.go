@@ -87,6 +87,10 @@ type Options struct {
 	// NoVideoReuse encodes every camera even when the shard being replaced
 	// holds video with the same content key (see ceres/videos.json).
 	NoVideoReuse bool
+	// Page, when set, is called once every file of the shard is staged and
+	// before it is committed; it may add files under ceres/ (the report
+	// page). Its error fails the export.
+	Page func(ctx context.Context, r *Result) error
 
 	// encodeCameraForTesting replaces video.ExportCamera in tests that
 	// count encoder calls.
@@ -95,6 +99,18 @@ type Options struct {
 	// can export a deliberately wrong plan (a leaked retry, a shifted
 	// window) and show that verify, which does not use plan, catches it.
 	alterPlanForTesting func(*plan.Plan)
+}
+
+// Result is what an export wrote and what it was made from, as a Page
+// hook (and a report page of a finished shard) sees it.
+type Result struct {
+	// Dir is the shard: its staging directory while a Page hook runs.
+	Dir     string
+	Journal *journal.Journal
+	Plan    *plan.Plan
+	// Spec is the applied task specification.
+	Spec   *taskspec.Spec
+	Report *Report
 }
 
 // Strictness switches: each turns a counted irregularity into an error.
@@ -268,6 +284,11 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	}
 	if err := b.Finish(rep); err != nil {
 		return nil, err
+	}
+	if opts.Page != nil {
+		if err := opts.Page(ctx, &Result{Dir: st.Dir(), Journal: j, Plan: p, Spec: applied, Report: rep}); err != nil {
+			return nil, fmt.Errorf("export: report page: %w", err)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

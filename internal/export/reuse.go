@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -106,6 +108,32 @@ func readVideoManifest(dir string) videoManifest {
 		return videoManifest{}
 	}
 	return m
+}
+
+// ReadCameraResults returns, per camera stream, what the encoder wrote into
+// the shard at dir (ceres/videos.json): its files and where each episode
+// lies in them. A shard without cameras yields an empty map.
+func ReadCameraResults(dir string) (map[string]video.CameraResult, error) {
+	path := filepath.Join(dir, "ceres", videoManifestName)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]video.CameraResult{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m videoManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if m.Version != videoCacheVersion {
+		return nil, fmt.Errorf("%s: version %d, want %d", path, m.Version, videoCacheVersion)
+	}
+	out := make(map[string]video.CameraResult, len(m.Cameras))
+	for _, c := range m.Cameras {
+		out[c.Stream] = c.Result
+	}
+	return out, nil
 }
 
 func (m videoManifest) find(stream, key string) (video.CameraResult, bool) {

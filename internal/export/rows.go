@@ -17,6 +17,52 @@ type SensorCounts struct {
 	BackFilled int64 `json:"backFilled"`
 	Stale      int64 `json:"stale"`
 	Missing    int64 `json:"missing"`
+	// Runs locate the stale and back-filled frames (so a report page can
+	// mark them): consecutive frames of one episode in one state, in
+	// export order, at most maxFrameRuns of them; frames past that are
+	// counted in Unlocated.
+	Runs      []FrameRun `json:"runs,omitempty"`
+	Unlocated int64      `json:"unlocated,omitempty"`
+}
+
+// FrameRun is a run of consecutive frames of one episode whose value is
+// stale or back-filled.
+type FrameRun struct {
+	State   string `json:"state"` // "stale" or "backFilled"
+	Episode int    `json:"episode"`
+	From    int    `json:"from"` // frame index in the episode
+	Frames  int    `json:"frames"`
+}
+
+// Frame run states.
+const (
+	RunStale      = "stale"
+	RunBackFilled = "backFilled"
+)
+
+// maxFrameRuns bounds the runs a stream records: a pathological stream
+// (stale every other frame) must not grow the report without bound.
+const maxFrameRuns = 1000
+
+// mark counts frame k of episode ep in state (RunStale or RunBackFilled).
+func (c *SensorCounts) mark(state string, ep, k int) {
+	if state == RunStale {
+		c.Stale++
+	} else {
+		c.BackFilled++
+	}
+	if n := len(c.Runs); n > 0 {
+		r := &c.Runs[n-1]
+		if r.State == state && r.Episode == ep && r.From+r.Frames == k {
+			r.Frames++
+			return
+		}
+	}
+	if len(c.Runs) >= maxFrameRuns {
+		c.Unlocated++
+		return
+	}
+	c.Runs = append(c.Runs, FrameRun{State: state, Episode: ep, From: k, Frames: 1})
 }
 
 // rowAssembler fills episode batches from the journal's sensor streams.
@@ -158,7 +204,7 @@ func (ra *rowAssembler) follow(hi int, ep plan.Episode, times []int64, b *shard.
 					h.next, h.heldIdx, h.heldT = next, next-1, bt[next-1]
 				}
 				if h.period > 0 && t-h.heldT > 2*h.period {
-					counts.Stale++
+					counts.mark(RunStale, ep.Index, k)
 				}
 				ra.store(dests, k, b, h.batch.Fields, h.heldIdx)
 				continue
@@ -172,9 +218,9 @@ func (ra *rowAssembler) follow(hi int, ep plan.Episode, times []int64, b *shard.
 		case sampleMissing:
 			return fmt.Errorf("stream %s has no samples: episode %d frame %d has no value", h.id, ep.Index, k)
 		case sampleStale:
-			counts.Stale++
+			counts.mark(RunStale, ep.Index, k)
 		case sampleBackFilled:
-			counts.BackFilled++
+			counts.mark(RunBackFilled, ep.Index, k)
 		}
 		ra.store(dests, k, b, h.values(st), 0)
 	}

@@ -306,7 +306,7 @@ func (x *exporter) episode(ctx context.Context, e int, times []int64) (EpisodeRe
 			return r, fmt.Errorf("export: episode %d frame %d: %w", e, k, err)
 		}
 		if gap {
-			r.Gaps++
+			r.addGap(k)
 		}
 		if chosen.seq != lastSeq {
 			r.SourceFrames++

@@ -22,12 +22,37 @@ type EpisodeResult struct {
 	// Gaps counts frames whose chosen source frame lies more than one
 	// nominal source period from T_k.
 	Gaps int
+	// GapRuns locate those frames (for report pages): runs of consecutive
+	// gap frames, at most maxGapRuns per episode (the count stays exact).
+	GapRuns []FrameSpan `json:",omitempty"`
 	// SourceFrames counts the distinct source frames used.
 	SourceFrames int
 	// Stats are LeRobot's image statistics over the sampled frames.
 	Stats ImageStats
 	// Choices holds the source frame of every frame when RecordChoices.
 	Choices []SourceRef
+}
+
+// FrameSpan is a run of consecutive frames [From, From+Frames) of an
+// episode.
+type FrameSpan struct {
+	From, Frames int
+}
+
+// maxGapRuns bounds the gap runs an episode records: a camera that froze
+// every other frame must not grow the shard's manifest without bound.
+const maxGapRuns = 256
+
+// addGap records frame k of the episode as a gap frame.
+func (r *EpisodeResult) addGap(k int) {
+	r.Gaps++
+	if n := len(r.GapRuns); n > 0 && r.GapRuns[n-1].From+r.GapRuns[n-1].Frames == k {
+		r.GapRuns[n-1].Frames++
+		return
+	}
+	if len(r.GapRuns) < maxGapRuns {
+		r.GapRuns = append(r.GapRuns, FrameSpan{From: k, Frames: 1})
+	}
 }
 
 // OutputFileResult describes one written mp4.

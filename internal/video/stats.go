@@ -79,16 +79,7 @@ var (
 // cls), subsampled by stride, converted to RGB by m in integer arithmetic
 // (rounded, clamped to 0..255).
 func (a *imageAccumulator) addYUV420(yp []byte, yls int, up, vp []byte, cls int, w, h, stride int, m yuvMatrix) {
-	clamp := func(v int) byte {
-		v = (v + 128) >> 8
-		if v < 0 {
-			return 0
-		}
-		if v > 255 {
-			return 255
-		}
-		return byte(v)
-	}
+	clamp := clampRGB
 	for yy := 0; yy < h; yy += stride {
 		yr := yp[yy*yls : yy*yls+w]
 		ur := up[(yy/2)*cls : (yy/2)*cls+(w+1)/2]

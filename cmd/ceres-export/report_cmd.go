@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/report"
+)
+
+const reportExitStatus = `
+EXIT STATUS
+  0  the page was written
+  2  usage error, or the session or shard cannot be read
+  3  the journal is corrupt (use --salvage to read past it)
+  4  writing the page failed; an existing page is untouched`
+
+// ReportOptions are the flags of `ceres-export report`.
+type ReportOptions struct {
+	Session string
+	Shard   string // --shard: the shard exported from the session
+	Output  string // -o
+	Salvage bool   // without --shard: read past journal corruption
+}
+
+// AddFlags registers the options' flags on cmd.
+func (o *ReportOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.Shard, "shard", "", "the shard exported from the session (thumbnails, video and shard figures)")
+	f.StringVarP(&o.Output, "output", "o", "", "HTML file to write (required)")
+	f.BoolVar(&o.Salvage, "salvage", false, "without --shard: read past journal corruption (with --shard the export's own setting applies)")
+}
+
+func newReportCmd(s streams) *cobra.Command {
+	var opts ReportOptions
+	cmd := &cobra.Command{
+		Use:   "report SESSION_DIR [--shard SHARD_DIR] -o report.html",
+		Short: "Write a session's report page (one self-contained HTML file)",
+		Long: `Write the session page: a timeline of the run (attempts coloured by fate,
+outcomes, resets, pauses, camera coverage and gaps, torn or salvaged journal
+ranges), the sensor traces with the episode windows, a thumbnail strip per
+episode and camera decoded from the exported video, the task specification
+(recorded and applied, what a re-export changed) and the numbers. The file
+holds its styles, charts (SVG) and pictures inline and opens from file://
+with no network. Without --shard it shows what an export would take.
+
+export writes the same page into every shard as ceres/report.html.
+` + reportExitStatus,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.Session = args[0]
+			return runReport(c.Context(), opts, s)
+		},
+	}
+	opts.AddFlags(cmd)
+	_ = cmd.MarkFlagRequired("output")
+	return cmd
+}
+
+func runReport(ctx context.Context, opts ReportOptions, s streams) error {
+	if err := outsideSession(opts.Output, opts.Session); err != nil {
+		return withCode(exitUsage, err)
+	}
+	var (
+		r   *export.Result
+		err error
+	)
+	if opts.Shard != "" {
+		r, err = report.LoadShard(ctx, opts.Session, opts.Shard)
+	} else {
+		r, err = report.LoadSession(ctx, opts.Session, opts.Salvage)
+	}
+	if err != nil {
+		return withCode(reportErrorCode(err), err)
+	}
+	if err := report.WriteFile(opts.Output, func(w io.Writer) error { return report.WriteSession(ctx, w, r) }); err != nil {
+		return withCode(exitFailed, err)
+	}
+	st, err := os.Stat(opts.Output)
+	if err != nil {
+		return withCode(exitFailed, err)
+	}
+	fmt.Fprintf(s.Out, "report %s (%d bytes)\n", opts.Output, st.Size())
+	return nil
+}
+
+// outsideSession refuses an output inside the session's journal or media:
+// the page must never overwrite what it reports on.
+func outsideSession(output, session string) error {
+	out, err1 := filepath.Abs(output)
+	sess, err2 := filepath.Abs(session)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	for _, dir := range []string{"journal", "media"} {
+		d := filepath.Join(sess, dir)
+		if out == d || strings.HasPrefix(out, d+string(filepath.Separator)) {
+			return fmt.Errorf("-o %s lies inside the session's %s/; write the page elsewhere", output, dir)
+		}
+	}
+	if st, err := os.Stat(output); err == nil && st.IsDir() {
+		return fmt.Errorf("-o %s is a directory; name the HTML file to write", output)
+	}
+	return nil
+}
+
+// reportErrorCode maps a load error to an exit code: the journal's codes as
+// export maps them, anything else unreadable input.
+func reportErrorCode(err error) int {
+	if code := exportErrorCode(err); code != exitFailed {
+		return code
+	}
+	return exitUsage
+}
