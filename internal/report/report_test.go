@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"flag"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"io"
@@ -137,7 +138,7 @@ func TestShardPageEqualsReportCommand(t *testing.T) {
 	}
 	if page := readPage(t, f); buf.String() != page {
 		t.Errorf("report from the shard (%d bytes) differs from the page export wrote (%d bytes)", buf.Len(), len(page))
-		os.WriteFile(filepath.Join(t.TempDir(), "a.html"), buf.Bytes(), 0o644)
+		t.Log("the pages differ from byte", firstDifference(buf.String(), page))
 	}
 	var again bytes.Buffer
 	if err := WriteSession(context.Background(), &again, r); err != nil {
@@ -408,4 +409,15 @@ func TestCampaignPageInBrowser(t *testing.T) {
 	if *update {
 		saveReference(t, res.screenshot, filepath.Join("..", "..", "docs", "report-campaign.png"))
 	}
+}
+
+// firstDifference returns the offset of the first byte where a and b
+// differ, with some context of a.
+func firstDifference(a, b string) string {
+	for i := 0; i < min(len(a), len(b)); i++ {
+		if a[i] != b[i] {
+			return fmt.Sprintf("%d: %q", i, a[max(0, i-80):min(len(a), i+40)])
+		}
+	}
+	return fmt.Sprintf("%d (one is a prefix of the other)", min(len(a), len(b)))
 }

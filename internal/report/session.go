@@ -16,6 +16,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
@@ -286,8 +287,9 @@ func cards(j *journal.Journal, p *plan.Plan, rep *export.Report, cams map[string
 	return out
 }
 
-// shardBytes sums the sizes of the shard's files (this page excluded: it
-// is being written).
+// shardBytes sums the sizes of the shard's files, leaving out this page
+// and the output marker (both written after the rest, so the page that
+// export stages and the one rendered from the committed shard agree).
 func shardBytes(dir string) (int64, error) {
 	var n int64
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -298,7 +300,7 @@ func shardBytes(dir string) (int64, error) {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)
-		if filepath.ToSlash(rel) == PageName || strings.HasPrefix(d.Name(), ".") {
+		if r := filepath.ToSlash(rel); r == PageName || r == shard.OutputMarker || strings.HasPrefix(d.Name(), ".") {
 			return nil
 		}
 		info, err := d.Info()
