@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/report"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
@@ -37,19 +34,15 @@ EXIT STATUS
   4  the export failed (I/O, encoder); an existing shard is untouched
 `
 
-// ExportOptions are the flags of `ceres-export export`.
+// ExportOptions are the flags of `ceres-export export`. The flags that shape
+// the shard are export.Settings, shared with the campaign manifest.
 type ExportOptions struct {
-	Session   string
-	Output    string
-	JSON      bool
-	Quiet     bool
-	SpecFile  string
-	Mappings  []string
-	Strict    []string
-	VideoSize string
-	// TaskGroups are --task-group LEVEL=KEY values.
-	TaskGroups []string
-	NoReport   bool
+	Session  string
+	Output   string
+	JSON     bool
+	Quiet    bool
+	Replace  bool
+	Settings export.Settings
 	export.Options
 }
 
@@ -57,27 +50,34 @@ type ExportOptions struct {
 func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVarP(&o.Output, "output", "o", "", "shard directory to write (required)")
-	f.IntVar(&o.FPS, "fps", 0, "dataset frame rate (default: first camera's nominal fps, else first sensor stream's rate)")
-	f.StringArrayVar(&o.Mappings, "map", nil, "assemble a feature from fields, e.g. observation.state=imu.accel,imu.gyro (repeatable)")
-	f.BoolVar(&o.KeepFloat64, "keep-float64", false, "write float64 fields as float64 (default float32)")
-	f.StringVar(&o.RobotType, "robot-type", "", "info.json robot_type (default: SESSION.robotType)")
-	f.BoolVar(&o.Salvage, "salvage", false, "read past journal corruption, reporting every skipped byte range")
-	f.StringSliceVar(&o.Strict, "strict", nil, "turn irregularities into errors: backfill, stale, gaps (comma-separated)")
-	f.StringVar(&o.SpecFile, "task-spec", "", "apply this corrected task specification (re-export)")
+	addSettingFlags(cmd, &o.Settings)
 	f.BoolVar(&o.Replace, "replace", false, "replace an existing shard atomically")
-	f.BoolVar(&o.NoVideoReuse, "no-video-reuse", false, "encode every camera even when the replaced shard holds the same video")
-	f.StringVar(&o.Video.Codec, "vcodec", "av1", "video codec: av1 (libsvtav1) or h264 (libx264)")
-	f.IntVar(&o.Video.CRF, "crf", 0, "encoder CRF (default 30)")
-	f.StringVar(&o.Video.Preset, "preset", "", "encoder preset (default 12 for av1, veryfast for h264)")
-	f.IntVar(&o.Video.G, "g", 0, "GOP size (default 2)")
-	f.StringVar(&o.VideoSize, "video-size", "", "output WIDTHxHEIGHT (default: the source's, even-rounded)")
-	f.IntVar(&o.Video.Concurrency, "camera-jobs", 0, "cameras encoded at once (default: one per CPU core)")
-	f.IntVar(&o.Video.Threads, "encoder-threads", 0, "threads per encoder (default: the encoder's choice)")
-	f.StringVar(&o.Descriptors.Org, "org", "", "organisation id, the root group of the task descriptors (ceres/tasks.json)")
-	f.StringArrayVar(&o.TaskGroups, "task-group", nil, "a task descriptor group level after the task, LEVEL=KEY (repeatable, root first)")
 	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
-	f.BoolVar(&o.NoReport, "no-report", false, "do not write the session page ceres/report.html")
+}
+
+// addSettingFlags registers one flag per export.Settings field, named
+// export.FlagName of its JSON name (a test holds the two lists equal).
+func addSettingFlags(cmd *cobra.Command, s *export.Settings) {
+	f := cmd.Flags()
+	f.IntVar(&s.FPS, "fps", 0, "dataset frame rate (default: first camera's nominal fps, else first sensor stream's rate)")
+	f.StringArrayVar(&s.Map, "map", nil, "assemble a feature from fields, e.g. observation.state=imu.accel,imu.gyro (repeatable)")
+	f.BoolVar(&s.KeepFloat64, "keep-float64", false, "write float64 fields as float64 (default float32)")
+	f.StringVar(&s.RobotType, "robot-type", "", "info.json robot_type (default: SESSION.robotType)")
+	f.BoolVar(&s.Salvage, "salvage", false, "read past journal corruption, reporting every skipped byte range")
+	f.StringSliceVar(&s.Strict, "strict", nil, "turn irregularities into errors: backfill, stale, gaps (comma-separated)")
+	f.StringVar(&s.TaskSpec, "task-spec", "", "apply this corrected task specification (re-export)")
+	f.BoolVar(&s.NoVideoReuse, "no-video-reuse", false, "encode every camera even when the replaced shard holds the same video")
+	f.StringVar(&s.Vcodec, "vcodec", "av1", "video codec: av1 (libsvtav1) or h264 (libx264)")
+	f.IntVar(&s.CRF, "crf", 0, "encoder CRF (default 30)")
+	f.StringVar(&s.Preset, "preset", "", "encoder preset (default 12 for av1, veryfast for h264)")
+	f.IntVar(&s.G, "g", 0, "GOP size (default 2)")
+	f.StringVar(&s.VideoSize, "video-size", "", "output WIDTHxHEIGHT (default: the source's, even-rounded)")
+	f.IntVar(&s.CameraJobs, "camera-jobs", 0, "cameras encoded at once (default: one per CPU core)")
+	f.IntVar(&s.EncoderThreads, "encoder-threads", 0, "threads per encoder (default: the encoder's choice)")
+	f.StringVar(&s.Org, "org", "", "organisation id, the root group of the task descriptors (ceres/tasks.json)")
+	f.StringArrayVar(&s.TaskGroup, "task-group", nil, "a task descriptor group level after the task, LEVEL=KEY (repeatable, root first)")
+	f.BoolVar(&s.NoReport, "no-report", false, "do not write the session page ceres/report.html")
 }
 
 func newExportCmd(s streams) *cobra.Command {
@@ -113,66 +113,28 @@ the report command) under ceres/.
 
 // resolve turns the string flags into Options.
 func (o *ExportOptions) resolve() error {
-	for _, m := range o.Mappings {
-		fm, err := export.ParseFeatureMapping(m)
-		if err != nil {
-			return err
-		}
-		o.Options.Mappings = append(o.Options.Mappings, fm)
+	opts, err := o.Settings.Resolve("")
+	if err != nil {
+		return flagError(err)
 	}
-	for _, s := range o.Strict {
-		switch strings.TrimSpace(s) {
-		case "backfill":
-			o.Options.Strict.BackFill = true
-		case "stale":
-			o.Options.Strict.Stale = true
-		case "gaps":
-			o.Options.Strict.Gaps = true
-		default:
-			return fmt.Errorf("--strict %q: want backfill, stale or gaps", s)
-		}
+	opts.Replace = o.Replace
+	opts.Version = version
+	if !o.Settings.NoReport {
+		opts.Page = report.ShardPage
 	}
-	if o.VideoSize != "" {
-		w, h, ok := strings.Cut(o.VideoSize, "x")
-		wi, err1 := strconv.Atoi(w)
-		hi, err2 := strconv.Atoi(h)
-		if !ok || err1 != nil || err2 != nil || wi <= 0 || hi <= 0 || wi%2 != 0 || hi%2 != 0 {
-			return fmt.Errorf("--video-size %q: want WIDTHxHEIGHT, both even and positive", o.VideoSize)
-		}
-		o.Video.Width, o.Video.Height = wi, hi
-	}
-	switch o.Video.Codec {
-	case "av1", "h264":
-	default:
-		return fmt.Errorf("--vcodec %q: want av1 or h264", o.Video.Codec)
-	}
-	for _, g := range o.TaskGroups {
-		level, key, ok := strings.Cut(g, "=")
-		if !ok || strings.TrimSpace(level) == "" || strings.TrimSpace(key) == "" {
-			return fmt.Errorf("--task-group %q: want LEVEL=KEY, both non-empty", g)
-		}
-		switch level = strings.TrimSpace(level); level {
-		case descriptor.LevelOrg, descriptor.LevelRun, descriptor.LevelTask:
-			return fmt.Errorf("--task-group %q: level %s is derived from the specification (use --org for the org)", g, level)
-		}
-		o.Descriptors.Levels = append(o.Descriptors.Levels, descriptor.Group{Level: level, Key: strings.TrimSpace(key)})
-	}
-	if o.FPS < 0 {
-		return fmt.Errorf("--fps %d: must be positive", o.FPS)
-	}
-	if o.SpecFile != "" {
-		b, err := os.ReadFile(o.SpecFile)
-		if err != nil {
-			return err
-		}
-		o.TaskSpec = b
-		o.Inputs = append(o.Inputs, o.SpecFile)
-	}
-	o.Version = version
-	if !o.NoReport {
-		o.Page = report.ShardPage
-	}
+	o.Options = opts
 	return nil
+}
+
+// flagError names a setting by its flag ("--video-size") on the command line.
+func flagError(err error) error {
+	var se *export.SettingError
+	if errors.As(err, &se) {
+		c := *se
+		c.Setting = "--" + export.FlagName(se.Setting)
+		return &c
+	}
+	return err
 }
 
 // exportSummary is the --json output.

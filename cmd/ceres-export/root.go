@@ -117,6 +117,7 @@ func newRootCmd(s streams) *cobra.Command {
 		newVerifyCmd(s),
 		newMergeCmd(s),
 		newReportCmd(s),
+		newBatchCmd(s),
 	)
 	return root
 }

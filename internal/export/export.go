@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -91,6 +92,11 @@ type Options struct {
 	// before it is committed; it may add files under ceres/ (the report
 	// page). Its error fails the export.
 	Page func(ctx context.Context, r *Result) error
+	// CeresFiles are written into the shard as ceres/<name>, each value as
+	// deterministic JSON: what a caller above export carries into the shard
+	// unchanged (a campaign task's identity and extensions). Names are plain
+	// file names; they must not collide with the exporter's own files.
+	CeresFiles map[string]any
 
 	// encodeCameraForTesting replaces video.ExportCamera in tests that
 	// count encoder calls.
@@ -279,6 +285,9 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 			return nil, err
 		}
 	}
+	if err := writeCeresFiles(b, st.Dir(), opts.CeresFiles); err != nil {
+		return nil, err
+	}
 	if err := rep.strictness(opts.Strict); err != nil {
 		return rep, err
 	}
@@ -298,6 +307,22 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	}
 	committed = true
 	return rep, nil
+}
+
+// writeCeresFiles writes a caller's extra files under ceres/, refusing a
+// name the exporter writes itself (those already staged, and the report and
+// page that follow).
+func writeCeresFiles(b *shard.Builder, dir string, files map[string]any) error {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		_, err := os.Lstat(filepath.Join(dir, "ceres", name))
+		if name != filepath.Base(name) || name == "." || name == ".." || err == nil || name == "export-report.json" || name == "report.html" {
+			return fmt.Errorf("export: ceres file %q: not a plain file name of its own", name)
+		}
+		if err := b.WriteCeresJSON(name, files[name]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // appliedSpec returns the specification the shard applies: the journal's, or

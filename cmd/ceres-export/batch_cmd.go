@@ -1,0 +1,495 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ceres-robotics/ceres-export/internal/batch"
+	"github.com/ceres-robotics/ceres-export/internal/report"
+)
+
+const batchExitStatus = `
+EXIT STATUS
+  0  every task ended as expected (exported, up to date, or failed where
+     the manifest expects it to)
+  1  a task failed or missed its expectation (the summary says which)
+  2  usage error, a manifest that does not parse, an empty selection
+  4  the batch was cancelled, or OUT cannot be written
+`
+
+// BatchOptions are the flags of `ceres-export batch`.
+type BatchOptions struct {
+	Manifest    string
+	Output      string
+	Jobs        int
+	Selection   batch.Selection
+	ArrayIndex  int
+	ArrayCount  int
+	RetryFailed bool
+	JSON        bool
+}
+
+// AddFlags registers the options' flags on cmd.
+func (o *BatchOptions) AddFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "campaign directory: a shard per task, attempt records under .attempts/ (required)")
+	f.IntVar(&o.Jobs, "jobs", batch.DefaultJobs, "tasks exported side by side")
+	addSelectionFlags(cmd, &o.Selection)
+	addArrayFlags(cmd, &o.ArrayIndex, &o.ArrayCount)
+	f.BoolVar(&o.RetryFailed, "retry-failed", false, "run tasks again whose last attempt failed with the same inputs")
+	f.BoolVar(&o.JSON, "json", false, "print the run's results as JSON on stdout")
+}
+
+func addSelectionFlags(cmd *cobra.Command, s *batch.Selection) {
+	f := cmd.Flags()
+	f.StringArrayVar(&s.CaseIDs, "case-id", nil, "select tasks of this case_id (repeatable)")
+	f.StringArrayVar(&s.SettingIDs, "setting-id", nil, "select tasks of this setting_id (repeatable)")
+	f.StringArrayVar(&s.RunIDs, "run-id", nil, "select tasks of this run_id (repeatable)")
+}
+
+func addArrayFlags(cmd *cobra.Command, index, count *int) {
+	f := cmd.Flags()
+	f.IntVar(index, "array-index", -1, "run only this array share (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)")
+	f.IntVar(count, "array-count", 0, "number of array shares (default: SLURM_ARRAY_TASK_COUNT)")
+}
+
+func newBatchCmd(s streams) *cobra.Command {
+	opts := BatchOptions{}
+	cmd := &cobra.Command{
+		Use:   "batch MANIFEST -o OUT [flags]",
+		Short: "Export a campaign: many sessions from one manifest",
+		Long: `Export every task of a campaign manifest (JSON, or JSON Lines for large flat
+batches; docs/campaigns.md) into OUT/<task id>/. Each execution of a task is
+an attempt with a record under OUT/.attempts/<task id>/; a task whose shard
+was made from the same inputs and options and passes a quick verify is
+skipped, so a killed batch resumes where it stopped. One task failing does
+not stop the others.
+` + batchExitStatus,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Manifest = args[0]
+			return runBatch(cmd.Context(), opts, s)
+		},
+	}
+	opts.AddFlags(cmd)
+	_ = cmd.MarkFlagRequired("output")
+	cmd.AddCommand(newBatchPlanCmd(s), newBatchStatusCmd(s), newBatchSlurmCmd(s), newBatchKubernetesCmd(s))
+	return cmd
+}
+
+// loadTasks parses the manifest and selects its tasks.
+func loadTasks(manifest string, sel batch.Selection) (*batch.Manifest, []batch.Task, error) {
+	m, err := batch.Load(manifest)
+	if err != nil {
+		return nil, nil, withCode(exitUsage, err)
+	}
+	tasks, err := batch.Select(m.Tasks, sel)
+	if err != nil {
+		return nil, nil, withCode(exitUsage, err)
+	}
+	return m, tasks, nil
+}
+
+// batchResult is one task in the --json output.
+type batchResult struct {
+	TaskID    string        `json:"task_id"`
+	Outcome   string        `json:"outcome"`
+	Reason    string        `json:"reason,omitempty"`
+	AttemptNo int           `json:"attempt_no,omitempty"`
+	State     string        `json:"state,omitempty"`
+	Record    *batch.Record `json:"record,omitempty"`
+	Misses    []string      `json:"misses,omitempty"`
+	ElapsedS  float64       `json:"elapsed_s"`
+}
+
+func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
+	if opts.Jobs < 1 {
+		return withCode(exitUsage, fmt.Errorf("--jobs %d: want at least 1", opts.Jobs))
+	}
+	m, tasks, err := loadTasks(opts.Manifest, opts.Selection)
+	if err != nil {
+		return err
+	}
+	share, err := batch.ArrayFromEnv(os.Getenv, opts.ArrayIndex, opts.ArrayCount)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	selected := len(tasks)
+	if share != nil {
+		if tasks, err = batch.Share(tasks, share.Index, share.Count); err != nil {
+			return withCode(exitUsage, err)
+		}
+		fmt.Fprintf(s.Err, "campaign %s: array share %d of %d: %d of %d selected tasks\n", m.CampaignID, share.Index, share.Count, len(tasks), selected)
+	} else {
+		fmt.Fprintf(s.Err, "campaign %s: %d tasks, %d at a time\n", m.CampaignID, len(tasks), opts.Jobs)
+	}
+	done := 0
+	sum, runErr := batch.Run(ctx, tasks, batch.Options{
+		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version,
+		ExitStatus: exportErrorCode, Page: report.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: batch.SchedulerEnv(os.Getenv),
+		OnDone: func(r batch.TaskResult) {
+			done++
+			fmt.Fprintf(s.Err, "[%d/%d] %s %s\n", done, len(tasks), r.Task.ID, describeResult(r))
+		},
+	})
+	if sum == nil {
+		return withCode(exitFailed, runErr)
+	}
+	if opts.JSON {
+		out := make([]batchResult, len(sum.Results))
+		for i, r := range sum.Results {
+			out[i] = batchResult{TaskID: r.Task.ID, Outcome: r.Outcome, Reason: r.Reason, Record: r.Record, Misses: r.Misses, ElapsedS: r.Elapsed.Seconds()}
+			if r.Record != nil {
+				out[i].AttemptNo, out[i].State = r.Record.AttemptNo, r.Record.State
+			}
+		}
+		if err := writeVerifyJSON(s, map[string]any{"message_type": "batch", "campaign_id": m.CampaignID, "results": out}); err != nil {
+			return err
+		}
+	}
+	missed := sum.Missed()
+	states := sum.States()
+	fmt.Fprintf(s.Out, "%d tasks: %d succeeded, %d failed, %d interrupted (%d exported in this run, %d skipped as done); %d missed their expectation\n",
+		len(sum.Results), states[batch.StateSucceeded], states[batch.StateFailed], states[batch.StateInterrupted],
+		sum.Count(batch.OutcomeExported), sum.Count(batch.OutcomeSkipped), len(missed))
+	for _, r := range missed {
+		fmt.Fprintf(s.Out, "  missed %s: %s\n", r.Task.ID, strings.Join(r.Misses, "; "))
+	}
+	if runErr != nil {
+		return withCode(exitFailed, runErr)
+	}
+	if len(missed) > 0 {
+		return &silentError{code: exitFindings}
+	}
+	return nil
+}
+
+// describeResult is one task's line of progress.
+func describeResult(r batch.TaskResult) string {
+	var b strings.Builder
+	b.WriteString(r.Outcome)
+	if rec := r.Record; rec != nil {
+		fmt.Fprintf(&b, " (attempt %d", rec.AttemptNo)
+		if rec.State == batch.StateSucceeded {
+			fmt.Fprintf(&b, ", %d episodes, %d frames", rec.Episodes, rec.Frames)
+		}
+		if r.Outcome != batch.OutcomeSkipped {
+			fmt.Fprintf(&b, ", %.1f s", r.Elapsed.Seconds())
+		}
+		b.WriteString(")")
+		if rec.Error != "" && r.Outcome != batch.OutcomeSkipped {
+			fmt.Fprintf(&b, ": %s", rec.Error)
+		}
+	}
+	if r.Reason != "" {
+		fmt.Fprintf(&b, ": %s", r.Reason)
+	}
+	if !r.OK() {
+		fmt.Fprintf(&b, " [missed: %s]", strings.Join(r.Misses, "; "))
+	}
+	return b.String()
+}
+
+// --- batch plan
+
+func newBatchPlanCmd(s streams) *cobra.Command {
+	var sel batch.Selection
+	var index, count int
+	cmd := &cobra.Command{
+		Use:   "plan MANIFEST [flags]",
+		Short: "Print a campaign's normalised tasks as JSON",
+		Long: `Print the selected tasks of a manifest as JSON: ids, resolved export options,
+merged extensions and expectations; with an array share, only that share's.
+
+EXIT STATUS
+  0 printed; 2 the manifest does not parse or the selection is empty.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, tasks, err := loadTasks(args[0], sel)
+			if err != nil {
+				return err
+			}
+			share, err := batch.ArrayFromEnv(os.Getenv, index, count)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			if share != nil {
+				if tasks, err = batch.Share(tasks, share.Index, share.Count); err != nil {
+					return withCode(exitUsage, err)
+				}
+			}
+			return writeVerifyJSON(s, map[string]any{"campaign_id": m.CampaignID, "array": share, "tasks": tasks})
+		},
+	}
+	addSelectionFlags(cmd, &sel)
+	addArrayFlags(cmd, &index, &count)
+	return cmd
+}
+
+// --- batch status
+
+func newBatchStatusCmd(s streams) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status OUT [--json]",
+		Short: "Show a campaign's tasks, attempts and states from its records",
+		Long: `Show every task recorded under OUT/.attempts/: its attempts, the latest
+attempt's state, episodes and frames.
+
+EXIT STATUS
+  0 shown; 2 OUT holds no attempt records.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := batch.Status(args[0])
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			if asJSON {
+				return writeVerifyJSON(s, st)
+			}
+			w := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "TASK\tATTEMPTS\tSTATE\tEXIT\tEPISODES\tFRAMES\tSECONDS\tERROR")
+			for _, t := range st.Tasks {
+				exit := "-"
+				if t.ExitStatus != nil {
+					exit = strconv.Itoa(*t.ExitStatus)
+				}
+				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%d\t%.1f\t%s\n", t.TaskID, t.Attempts, t.State, exit, t.Episodes, t.Frames, t.DurationS, firstLine(t.Error))
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			var states []string
+			for _, k := range slices.Sorted(maps.Keys(st.States)) {
+				states = append(states, fmt.Sprintf("%d %s", st.States[k], k))
+			}
+			fmt.Fprintf(s.Out, "%d tasks: %s\n", len(st.Tasks), strings.Join(states, ", "))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print machine-readable JSON")
+	return cmd
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 100 {
+		s = s[:97] + "..."
+	}
+	return s
+}
+
+// --- batch slurm
+
+// SlurmOptions are the flags of `ceres-export batch slurm`.
+type SlurmOptions struct {
+	Manifest    string
+	Output      string
+	Selection   batch.Selection
+	ArrayCount  int
+	Jobs        int
+	CPUsPerTask int
+	Partition   string
+	Time        string
+	Merge       string
+	Submit      bool
+}
+
+func newBatchSlurmCmd(s streams) *cobra.Command {
+	opts := SlurmOptions{}
+	cmd := &cobra.Command{
+		Use:   "slurm MANIFEST -o OUT [flags]",
+		Short: "Write (and submit) the SLURM job array of a campaign and its merge job",
+		Long: `Write OUT/.slurm/array.sbatch, an sbatch --array script whose task i exports
+share i of the selected tasks, and with --merge OUT/.slurm/merge.sbatch, the
+merge job that depends on it (afterok, and --kill-on-invalid-dep=yes so that
+it is cancelled rather than left pending when an array task fails).
+--submit submits both and prints their job ids.
+
+EXIT STATUS
+  0 written (and submitted); 2 usage or manifest error; 4 sbatch failed.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Manifest = args[0]
+			return runBatchSlurm(cmd.Context(), opts, s)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Output, "output", "o", "", "campaign directory (required)")
+	addSelectionFlags(cmd, &opts.Selection)
+	f.IntVar(&opts.ArrayCount, "array-count", 0, "array tasks (default: one per selected task)")
+	f.IntVar(&opts.Jobs, "jobs", 0, "tasks side by side inside each array task (default: batch's)")
+	f.IntVar(&opts.CPUsPerTask, "cpus-per-task", 0, "sbatch --cpus-per-task (default: the cluster's)")
+	f.StringVar(&opts.Partition, "partition", "", "sbatch --partition")
+	f.StringVar(&opts.Time, "time", "", "sbatch --time limit")
+	f.StringVar(&opts.Merge, "merge", "", "merged dataset directory: one dataset per setting, DATASET/<setting_id>")
+	f.BoolVar(&opts.Submit, "submit", false, "submit the array and the merge job with sbatch")
+	_ = cmd.MarkFlagRequired("output")
+	return cmd
+}
+
+// scriptOptions makes the paths absolute and fills the defaults.
+func scriptOptions(manifest, out, merge string, sel batch.Selection, count, tasks int) (batch.ScriptOptions, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return batch.ScriptOptions{}, err
+	}
+	o := batch.ScriptOptions{Binary: bin, Selection: sel, ArrayCount: count}
+	for _, p := range []struct {
+		in  string
+		out *string
+	}{{manifest, &o.Manifest}, {out, &o.Out}, {merge, &o.Merge}} {
+		if p.in == "" {
+			continue
+		}
+		if *p.out, err = filepath.Abs(p.in); err != nil {
+			return o, err
+		}
+	}
+	if o.ArrayCount <= 0 {
+		o.ArrayCount = tasks
+	}
+	if o.ArrayCount > tasks {
+		return o, fmt.Errorf("--array-count %d: only %d tasks are selected", o.ArrayCount, tasks)
+	}
+	return o, nil
+}
+
+func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
+	m, tasks, err := loadTasks(opts.Manifest, opts.Selection)
+	if err != nil {
+		return err
+	}
+	so, err := scriptOptions(opts.Manifest, opts.Output, opts.Merge, opts.Selection, opts.ArrayCount, len(tasks))
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	so.Jobs, so.CPUsPerTask, so.Partition, so.Time = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time
+	dir := filepath.Join(so.Out, ".slurm")
+	// sbatch does not create the directory of --output.
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		return withCode(exitFailed, err)
+	}
+	arrayPath := filepath.Join(dir, "array.sbatch")
+	if err := os.WriteFile(arrayPath, []byte(batch.SlurmArrayScript(m.CampaignID, len(tasks), so)), 0o755); err != nil {
+		return withCode(exitFailed, err)
+	}
+	fmt.Fprintf(s.Out, "array script %s (%d tasks in %d array tasks)\n", arrayPath, len(tasks), so.ArrayCount)
+	mergePath := ""
+	if so.Merge != "" {
+		mergePath = filepath.Join(dir, "merge.sbatch")
+		if err := os.WriteFile(mergePath, []byte(batch.SlurmMergeScript(m.CampaignID, tasks, so)), 0o755); err != nil {
+			return withCode(exitFailed, err)
+		}
+		fmt.Fprintf(s.Out, "merge script %s\n", mergePath)
+	}
+	if !opts.Submit {
+		fmt.Fprintf(s.Out, "submit with: sbatch --parsable %s", arrayPath)
+		if mergePath != "" {
+			fmt.Fprintf(s.Out, " && sbatch --dependency=afterok:<array job id> --kill-on-invalid-dep=yes %s", mergePath)
+		}
+		fmt.Fprintln(s.Out)
+		return nil
+	}
+	arrayID, err := sbatch(ctx, "--parsable", arrayPath)
+	if err != nil {
+		return withCode(exitFailed, err)
+	}
+	fmt.Fprintf(s.Out, "array job %s\n", arrayID)
+	if mergePath != "" {
+		mergeID, err := sbatch(ctx, "--parsable", "--dependency=afterok:"+arrayID, "--kill-on-invalid-dep=yes", mergePath)
+		if err != nil {
+			return withCode(exitFailed, err)
+		}
+		fmt.Fprintf(s.Out, "merge job %s\n", mergeID)
+	}
+	return nil
+}
+
+// sbatch runs sbatch --parsable and returns the job id it printed
+// ("id" or "id;cluster").
+func sbatch(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "sbatch", args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("sbatch %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
+	if _, err := strconv.Atoi(id); err != nil {
+		return "", fmt.Errorf("sbatch %s: printed %q, want a job id", strings.Join(args, " "), strings.TrimSpace(string(out)))
+	}
+	return id, nil
+}
+
+// --- batch kubernetes
+
+func newBatchKubernetesCmd(s streams) *cobra.Command {
+	var sel batch.Selection
+	var out, image, namespace, claim, mount, binary string
+	var count, jobs, cpus int
+	cmd := &cobra.Command{
+		Use:   "kubernetes MANIFEST -o OUT --image IMAGE [flags]",
+		Short: "Print a Kubernetes Indexed Job for a campaign",
+		Long: `Print a Kubernetes Indexed Job (batch/v1, JSON, for kubectl apply -f -) whose
+completion index i exports share i of the selected tasks, as a SLURM array
+task does. Paths are as the pods see them (on --claim mounted at --mount).
+
+EXIT STATUS
+  0 printed; 2 usage or manifest error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, tasks, err := loadTasks(args[0], sel)
+			if err != nil {
+				return err
+			}
+			if count <= 0 {
+				count = len(tasks)
+			}
+			if count > len(tasks) {
+				return withCode(exitUsage, fmt.Errorf("--array-count %d: only %d tasks are selected", count, len(tasks)))
+			}
+			if claim != "" && mount == "" {
+				return withCode(exitUsage, errors.New("--claim needs --mount"))
+			}
+			ko := batch.KubernetesOptions{
+				ScriptOptions: batch.ScriptOptions{Binary: binary, Manifest: args[0], Out: out, Selection: sel, ArrayCount: count, Jobs: jobs, CPUsPerTask: cpus},
+				Image:         image, Namespace: namespace, Claim: claim, MountPath: mount,
+			}
+			b, err := batch.KubernetesJob(m.CampaignID, ko)
+			if err != nil {
+				return err
+			}
+			_, err = s.Out.Write(b)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "output", "o", "", "campaign directory as the pods see it (required)")
+	f.StringVar(&image, "image", "", "container image holding ceres-export (required)")
+	f.StringVar(&binary, "binary", "ceres-export", "ceres-export inside the image")
+	f.StringVar(&namespace, "namespace", "", "the Job's namespace")
+	f.StringVar(&claim, "claim", "", "PersistentVolumeClaim holding the manifest, sessions and OUT")
+	f.StringVar(&mount, "mount", "", "where the claim is mounted")
+	f.IntVar(&count, "array-count", 0, "completions (default: one per selected task)")
+	f.IntVar(&jobs, "jobs", 0, "tasks side by side in each pod (default: batch's)")
+	f.IntVar(&cpus, "cpus-per-task", 0, "CPU request of each pod")
+	addSelectionFlags(cmd, &sel)
+	_ = cmd.MarkFlagRequired("output")
+	_ = cmd.MarkFlagRequired("image")
+	return cmd
+}

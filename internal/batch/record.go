@@ -1,0 +1,281 @@
+package batch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/export"
+)
+
+// AttemptsDir is the directory under OUT that holds the attempt records,
+// one directory per task id.
+const AttemptsDir = ".attempts"
+
+// RecordVersion is the version of the attempt record's JSON shape. Fields
+// are only ever added within one version.
+const RecordVersion = 1
+
+// Attempt states.
+const (
+	StateRunning     = "running"     // the attempt has started and not ended
+	StateSucceeded   = "succeeded"   // the shard was written
+	StateFailed      = "failed"      // the export failed; the old shard, if any, is untouched
+	StateInterrupted = "interrupted" // cancelled, killed or lost before it ended
+)
+
+// Record is one attempt of one task: OUT/.attempts/<task id>/attempt-NNNN.json.
+// Its JSON shape is documented in docs/campaigns.md and stable within
+// RecordVersion; a record is written when the attempt starts (state
+// running) and replaced atomically when it ends.
+type Record struct {
+	RecordVersion int    `json:"record_version"`
+	TaskID        string `json:"task_id"`
+	CampaignID    string `json:"campaign_id"`
+	CaseID        string `json:"case_id"`
+	SettingID     string `json:"setting_id"`
+	RunID         string `json:"run_id"`
+	AttemptNo     int    `json:"attempt_no"`
+	State         string `json:"state"`
+	// ExitStatus is the export's exit status (the CLI's codes), null while
+	// running or when interrupted.
+	ExitStatus *int    `json:"exit_status"`
+	Error      string  `json:"error,omitempty"`
+	StartedAt  string  `json:"started_at"` // RFC 3339, UTC
+	EndedAt    string  `json:"ended_at,omitempty"`
+	DurationS  float64 `json:"duration_s"`
+	// Fingerprint covers everything the shard is made from (Inputs, the
+	// resolved options, identity, extensions, tool version).
+	Fingerprint string                     `json:"fingerprint"`
+	Inputs      Inputs                     `json:"inputs"`
+	Tool        Tool                       `json:"tool"`
+	Session     string                     `json:"session"`
+	Shard       string                     `json:"shard"` // relative to OUT
+	Options     export.Settings            `json:"options"`
+	Extensions  map[string]json.RawMessage `json:"extensions"`
+	Expected    *Expected                  `json:"expected,omitempty"`
+	// Expectation is the check of Expected after the attempt ended.
+	Expectation *Expectation `json:"expectation,omitempty"`
+	Episodes    int          `json:"episodes"`
+	Frames      int          `json:"frames"`
+	// ShardReportSHA256 is the SHA-256 of the shard's
+	// ceres/export-report.json, tying the record to the shard it made.
+	ShardReportSHA256 string `json:"shard_report_sha256,omitempty"`
+	Host              string `json:"host"`
+	PID               int    `json:"pid"`
+	// Array is the array share the attempt ran in, when it ran in one.
+	Array *ArrayShare `json:"array,omitempty"`
+	// Scheduler holds the scheduler's ids (SLURM_JOB_ID, ...), as found in
+	// the environment.
+	Scheduler map[string]string `json:"scheduler,omitempty"`
+}
+
+// Tool names the program that made the attempt.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// ArrayShare is one array task's place.
+type ArrayShare struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// Expectation is the outcome of checking Expected.
+type Expectation struct {
+	Met    bool     `json:"met"`
+	Misses []string `json:"misses,omitempty"`
+}
+
+var recordNameRe = regexp.MustCompile(`^attempt-([0-9]{4,})\.json$`)
+
+func recordName(n int) string { return fmt.Sprintf("attempt-%04d.json", n) }
+
+// taskRecordsDir is OUT/.attempts/<task id>.
+func taskRecordsDir(out, taskID string) string { return filepath.Join(out, AttemptsDir, taskID) }
+
+// ReadRecords returns a task's records in attempt order.
+func ReadRecords(out, taskID string) ([]Record, error) {
+	dir := taskRecordsDir(out, taskID)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("attempt records: %w", err)
+	}
+	var recs []Record
+	for _, e := range entries {
+		if !recordNameRe.MatchString(e.Name()) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("attempt record %s: %w", p, err)
+		}
+		var r Record
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("attempt record %s: %w", p, err)
+		}
+		recs = append(recs, r)
+	}
+	slices.SortFunc(recs, func(a, b Record) int { return a.AttemptNo - b.AttemptNo })
+	return recs, nil
+}
+
+// ReadAllRecords returns every task's records under out, by task id.
+func ReadAllRecords(out string) (map[string][]Record, error) {
+	entries, err := os.ReadDir(filepath.Join(out, AttemptsDir))
+	if err != nil {
+		return nil, fmt.Errorf("attempt records of %s: %w", out, err)
+	}
+	all := map[string][]Record{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		recs, err := ReadRecords(out, e.Name())
+		if err != nil {
+			return nil, err
+		}
+		if len(recs) > 0 {
+			all[e.Name()] = recs
+		}
+	}
+	return all, nil
+}
+
+// createRecord writes r as the task's next attempt and sets r.AttemptNo.
+// The file appears whole or not at all (written aside, then hard-linked,
+// which fails if the name is taken), so two attempts never share a number.
+func createRecord(out string, r *Record) error {
+	dir := taskRecordsDir(out, r.TaskID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("attempt record: %w", err)
+	}
+	recs, err := ReadRecords(out, r.TaskID)
+	if err != nil {
+		return err
+	}
+	next := 1
+	if len(recs) > 0 {
+		next = recs[len(recs)-1].AttemptNo + 1
+	}
+	for ; ; next++ {
+		r.AttemptNo = next
+		tmp, err := writeTemp(dir, r)
+		if err != nil {
+			return err
+		}
+		err = os.Link(tmp, filepath.Join(dir, recordName(next)))
+		_ = os.Remove(tmp)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("attempt record: %w", err)
+		}
+		return syncDir(dir)
+	}
+}
+
+// updateRecord replaces the record of r's attempt atomically.
+func updateRecord(out string, r *Record) error {
+	dir := taskRecordsDir(out, r.TaskID)
+	tmp, err := writeTemp(dir, r)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, recordName(r.AttemptNo))); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("attempt record: %w", err)
+	}
+	return syncDir(dir)
+}
+
+// writeTemp writes r as indented JSON to a synced temporary file in dir.
+func writeTemp(dir string, r *Record) (string, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("attempt record: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".record-*.tmp")
+	if err != nil {
+		return "", fmt.Errorf("attempt record: %w", err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Chmod(0o644) // CreateTemp makes 0600; records are for everyone to read
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", fmt.Errorf("attempt record: %w", err)
+	}
+	return f.Name(), nil
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// closeAbandoned rewrites the task's records still marked running as
+// interrupted: an attempt of the same task can only start after the last
+// one has ended, so a running record with no live process behind it was
+// killed. It refuses when a process on this host still runs one.
+func closeAbandoned(out, taskID, host string) error {
+	recs, err := ReadRecords(out, taskID)
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.State != StateRunning {
+			continue
+		}
+		if r.Host == host && r.PID != os.Getpid() && processAlive(r.PID) {
+			return fmt.Errorf("task %s: attempt %d is still running (pid %d on %s)", taskID, r.AttemptNo, r.PID, host)
+		}
+		r.State = StateInterrupted
+		r.Error = "the attempt ended without finishing its record (killed, or its node was lost)"
+		if err := updateRecord(out, &r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func nowUTC() time.Time { return time.Now().UTC() }
+
+func rfc3339(t time.Time) string { return t.Format(time.RFC3339Nano) }
+
+func intPtr(n int) *int { return &n }

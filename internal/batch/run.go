@@ -1,0 +1,366 @@
+package batch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/verify"
+)
+
+// DefaultJobs is how many tasks run side by side when Options.Jobs is 0:
+// the best campaign throughput measured on a 2-core machine (see
+// docs/campaigns.md, "Choosing --jobs").
+const DefaultJobs = 2
+
+// Outcomes of one task in one run.
+const (
+	OutcomeExported    = "exported"    // a new attempt wrote the shard
+	OutcomeSkipped     = "skipped"     // up to date: same inputs, sound shard (or failed before with them)
+	OutcomeFailed      = "failed"      // a new attempt failed
+	OutcomeInterrupted = "interrupted" // the run was cancelled during the attempt
+)
+
+// Options configure Run.
+type Options struct {
+	// Out is the campaign's output directory: OUT/<task id>/ per shard,
+	// OUT/.attempts/ for the records.
+	Out string
+	// Jobs is how many tasks run at once; 0 means DefaultJobs.
+	Jobs int
+	// Array is the array share this run is, or nil; only recorded (the
+	// caller passes the share's tasks).
+	Array *ArrayShare
+	// ToolName and ToolVersion name the exporter in records and
+	// fingerprints.
+	ToolName, ToolVersion string
+	// ExitStatus maps an export error to the exit status the export
+	// command would have exited with; nil records 1 for every failure.
+	ExitStatus func(error) int
+	// RetryFailed runs a task again whose last attempt failed with the
+	// same fingerprint; by default such a task is final (the same inputs
+	// fail the same way) and a rerun only reports it.
+	RetryFailed bool
+	// Scheduler is recorded in each attempt (scheduler job ids).
+	Scheduler map[string]string
+	// Page is export's page hook (the session page), applied unless a
+	// task's settings say no_report.
+	Page func(context.Context, *export.Result) error
+	// OnStart and OnDone, when set, are told about each task (one call at
+	// a time).
+	OnStart func(Task)
+	OnDone  func(TaskResult)
+
+	// export replaces export.Export in tests.
+	export func(context.Context, string, string, export.Options) (*export.Report, error)
+}
+
+// TaskResult is what one task came to in one run.
+type TaskResult struct {
+	Task    Task
+	Outcome string
+	// Record is the attempt made, or for a skip the attempt whose result
+	// stands.
+	Record *Record
+	// Reason says why a task was skipped.
+	Reason string
+	// Misses are the expectations the task missed (see Check).
+	Misses  []string
+	Elapsed time.Duration
+}
+
+// OK reports whether the task ended as expected.
+func (r TaskResult) OK() bool { return len(r.Misses) == 0 }
+
+// Summary is a run's results in task order.
+type Summary struct {
+	Results []TaskResult
+}
+
+// Count returns how many results have the outcome.
+func (s *Summary) Count(outcome string) int {
+	n := 0
+	for _, r := range s.Results {
+		if r.Outcome == outcome {
+			n++
+		}
+	}
+	return n
+}
+
+// Missed returns the results that missed their expectation.
+func (s *Summary) Missed() []TaskResult {
+	var out []TaskResult
+	for _, r := range s.Results {
+		if !r.OK() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// States counts the results by their standing record's state (a task
+// without a record counts as failed).
+func (s *Summary) States() map[string]int {
+	n := map[string]int{}
+	for _, r := range s.Results {
+		switch {
+		case r.Record != nil:
+			n[r.Record.State]++
+		case r.Outcome == OutcomeInterrupted:
+			n[StateInterrupted]++
+		default:
+			n[StateFailed]++
+		}
+	}
+	return n
+}
+
+// Run runs tasks (manifest order), Jobs at a time. One task failing does not
+// stop the others; a cancelled ctx starts no further task and interrupts the
+// running ones. The error is non-nil only when the run could not work at
+// all (OUT cannot be made) or ctx was cancelled.
+func Run(ctx context.Context, tasks []Task, opts Options) (*Summary, error) {
+	if opts.Jobs <= 0 {
+		opts.Jobs = DefaultJobs
+	}
+	if opts.ToolName == "" {
+		opts.ToolName = "ceres-export"
+	}
+	if opts.export == nil {
+		opts.export = export.Export
+	}
+	if err := os.MkdirAll(filepath.Join(opts.Out, AttemptsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("batch: %w", err)
+	}
+	host, _ := os.Hostname()
+	sum := &Summary{Results: make([]TaskResult, len(tasks))}
+	var mu sync.Mutex // serialises OnStart/OnDone
+	sem := make(chan struct{}, opts.Jobs)
+	var wg sync.WaitGroup
+	started := make([]bool, len(tasks))
+	for i := range tasks {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		started[i] = true
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if opts.OnStart != nil {
+				mu.Lock()
+				opts.OnStart(tasks[i])
+				mu.Unlock()
+			}
+			res := runTask(ctx, &tasks[i], opts, host)
+			sum.Results[i] = res
+			if opts.OnDone != nil {
+				mu.Lock()
+				opts.OnDone(res)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range tasks {
+		if !started[i] {
+			sum.Results[i] = TaskResult{Task: tasks[i], Outcome: OutcomeInterrupted, Reason: "not started: the run was cancelled",
+				Misses: []string{"not run: the batch was cancelled"}}
+		}
+	}
+	return sum, ctx.Err()
+}
+
+// runTask runs one task: skip it when up to date, else make an attempt.
+func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult {
+	begin := time.Now()
+	res := TaskResult{Task: *t}
+	finish := func() TaskResult {
+		res.Elapsed = time.Since(begin)
+		if res.Record != nil {
+			res.Misses = Check(t.Expected, res.Record)
+		} else {
+			res.Misses = []string{"no attempt record: " + res.Reason}
+		}
+		return res
+	}
+	rec := &Record{
+		RecordVersion: RecordVersion, TaskID: t.ID, CampaignID: t.CampaignID, CaseID: t.CaseID,
+		SettingID: t.SettingID, RunID: t.RunID, State: StateRunning,
+		Tool: Tool{Name: opts.ToolName, Version: opts.ToolVersion}, Session: t.Session, Shard: t.ID,
+		Options: t.Export, Extensions: t.Extensions, Expected: t.Expected,
+		Host: host, PID: os.Getpid(), Array: opts.Array, Scheduler: opts.Scheduler,
+	}
+	in, inErr := hashInputs(t)
+	if inErr == nil {
+		rec.Inputs = in
+		fp, err := fingerprint(t, in, opts.ToolVersion)
+		if err != nil {
+			inErr = err
+		}
+		rec.Fingerprint = fp
+	}
+	shardDir := filepath.Join(opts.Out, t.ID)
+	if err := closeAbandoned(opts.Out, t.ID, host); err != nil {
+		res.Outcome, res.Reason = OutcomeFailed, err.Error()
+		return finish()
+	}
+	if inErr == nil {
+		if prev, why := upToDate(ctx, opts, shardDir, rec.Fingerprint); prev != nil {
+			res.Outcome, res.Record, res.Reason = OutcomeSkipped, prev, why
+			return finish()
+		}
+	}
+
+	start := nowUTC()
+	rec.StartedAt = rfc3339(start)
+	if err := createRecord(opts.Out, rec); err != nil {
+		res.Outcome, res.Reason = OutcomeFailed, err.Error()
+		return finish()
+	}
+	res.Record = rec
+
+	var rep *export.Report
+	err := inErr
+	if err == nil {
+		eo := t.options
+		eo.Version = opts.ToolVersion
+		// A shard already there is from other inputs (else it was skipped):
+		// replace it atomically; the old one stays until the new commits.
+		eo.Replace = true
+		if !t.Export.NoReport {
+			eo.Page = opts.Page
+		}
+		eo.CeresFiles = map[string]any{
+			"campaign-task.json": campaignTask{t.ID, t.CampaignID, t.CaseID, t.SettingID, t.RunID},
+			"extensions.json":    t.Extensions,
+		}
+		rep, err = opts.export(ctx, t.SessionDir, shardDir, eo)
+	}
+	end := nowUTC()
+	rec.EndedAt = rfc3339(end)
+	rec.DurationS = end.Sub(start).Seconds()
+	switch {
+	case err == nil:
+		rec.State = StateSucceeded
+		rec.ExitStatus = intPtr(0)
+		rec.Episodes, rec.Frames = rep.Episodes, rep.Frames
+		if sum, _, herr := hashFile(filepath.Join(shardDir, "ceres", "export-report.json")); herr == nil {
+			rec.ShardReportSHA256 = sum
+		}
+		res.Outcome = OutcomeExported
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		rec.State = StateInterrupted
+		rec.Error = err.Error()
+		res.Outcome = OutcomeInterrupted
+	default:
+		rec.State = StateFailed
+		rec.Error = err.Error()
+		code := 1
+		if opts.ExitStatus != nil {
+			code = opts.ExitStatus(err)
+		}
+		rec.ExitStatus = intPtr(code)
+		res.Outcome = OutcomeFailed
+	}
+	miss := Check(t.Expected, rec)
+	rec.Expectation = &Expectation{Met: len(miss) == 0, Misses: miss}
+	if werr := updateRecord(opts.Out, rec); werr != nil && res.Outcome == OutcomeExported {
+		res.Outcome, res.Reason = OutcomeFailed, werr.Error()
+	}
+	return finish()
+}
+
+// campaignTask is ceres/campaign-task.json: which campaign task a shard is.
+// The attempt number is not in it, so that the shard's bytes depend only on
+// its inputs (records under OUT/.attempts/ say which attempt made it).
+type campaignTask struct {
+	TaskID     string `json:"task_id"`
+	CampaignID string `json:"campaign_id"`
+	CaseID     string `json:"case_id"`
+	SettingID  string `json:"setting_id"`
+	RunID      string `json:"run_id"`
+}
+
+// upToDate returns the standing record when the task needs no new attempt:
+// its last finished attempt had this fingerprint and either succeeded,
+// leaving the shard that is there now and still passes a quick verify, or
+// failed (final unless RetryFailed).
+func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, string) {
+	recs, err := ReadRecords(opts.Out, filepath.Base(shardDir))
+	if err != nil {
+		return nil, ""
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		r := recs[i]
+		if r.State != StateSucceeded && r.State != StateFailed {
+			continue
+		}
+		if r.Fingerprint != fp {
+			return nil, ""
+		}
+		if r.State == StateFailed {
+			if opts.RetryFailed {
+				return nil, ""
+			}
+			return &r, fmt.Sprintf("attempt %d failed with the same inputs (--retry-failed runs it again)", r.AttemptNo)
+		}
+		sum, _, err := hashFile(filepath.Join(shardDir, "ceres", "export-report.json"))
+		if err != nil || sum != r.ShardReportSHA256 {
+			return nil, ""
+		}
+		v, err := verify.Shard(ctx, shardDir, verify.Options{Quick: true})
+		if err != nil || !v.Sound {
+			return nil, ""
+		}
+		return &r, fmt.Sprintf("up to date: attempt %d made this shard from the same inputs", r.AttemptNo)
+	}
+	return nil, ""
+}
+
+// Check returns the ways rec misses exp (nil exp: the state must be
+// succeeded). An empty result means the task ended as expected.
+func Check(exp *Expected, rec *Record) []string {
+	e := Expected{State: StateSucceeded}
+	if exp != nil {
+		e = *exp
+		if e.State == "" {
+			e.State = StateSucceeded
+		}
+	}
+	var miss []string
+	if rec.State != e.State {
+		m := fmt.Sprintf("state %s, expected %s", rec.State, e.State)
+		if rec.Error != "" {
+			m += " (" + rec.Error + ")"
+		}
+		miss = append(miss, m)
+	}
+	if e.AttemptNo > 0 && rec.AttemptNo != e.AttemptNo {
+		miss = append(miss, fmt.Sprintf("attempt %d, expected %d", rec.AttemptNo, e.AttemptNo))
+	}
+	if rec.Episodes < e.MinEpisodes {
+		miss = append(miss, fmt.Sprintf("%d episodes, expected at least %d", rec.Episodes, e.MinEpisodes))
+	}
+	if rec.Frames < e.MinFrames {
+		miss = append(miss, fmt.Sprintf("%d frames, expected at least %d", rec.Frames, e.MinFrames))
+	}
+	return miss
+}
+
+// sha256Hex is the lowercase hex SHA-256 of b.
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}

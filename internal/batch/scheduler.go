@@ -1,0 +1,265 @@
+package batch
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ArrayFromEnv decides the array share of this run. Flags given explicitly
+// (index >= 0, count > 0) win; otherwise SLURM's SLURM_ARRAY_TASK_ID (made
+// zero-based with SLURM_ARRAY_TASK_MIN) and SLURM_ARRAY_TASK_COUNT, or a
+// Kubernetes Indexed Job's JOB_COMPLETION_INDEX with the count given (a Job
+// does not tell its pods its completions). nil means no array: run every
+// selected task.
+func ArrayFromEnv(getenv func(string) string, index, count int) (*ArrayShare, error) {
+	envInt := func(name string) (int, bool, error) {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return 0, false, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, false, fmt.Errorf("%s=%q: want a non-negative integer", name, v)
+		}
+		return n, true, nil
+	}
+	if index < 0 {
+		if id, ok, err := envInt("SLURM_ARRAY_TASK_ID"); err != nil {
+			return nil, err
+		} else if ok {
+			min, _, err := envInt("SLURM_ARRAY_TASK_MIN")
+			if err != nil {
+				return nil, err
+			}
+			index = id - min
+			if count <= 0 {
+				n, ok, err := envInt("SLURM_ARRAY_TASK_COUNT")
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					return nil, fmt.Errorf("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: pass --array-count")
+				}
+				count = n
+			}
+		} else if id, ok, err := envInt("JOB_COMPLETION_INDEX"); err != nil {
+			return nil, err
+		} else if ok {
+			if count <= 0 {
+				return nil, fmt.Errorf("JOB_COMPLETION_INDEX is set but the array count is not: pass --array-count (the Job's completions)")
+			}
+			index = id
+		}
+	}
+	switch {
+	case index < 0 && count <= 0:
+		return nil, nil
+	case index < 0:
+		return nil, fmt.Errorf("--array-count %d without an array index (--array-index, SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)", count)
+	case count <= 0:
+		return nil, fmt.Errorf("--array-index %d without --array-count", index)
+	case index >= count:
+		return nil, fmt.Errorf("array index %d: want 0 to %d (array count %d)", index, count-1, count)
+	}
+	return &ArrayShare{Index: index, Count: count}, nil
+}
+
+// SchedulerEnv picks the scheduler's ids out of the environment, for the
+// attempt records.
+func SchedulerEnv(getenv func(string) string) map[string]string {
+	out := map[string]string{}
+	for _, k := range []string{"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_NODELIST", "JOB_COMPLETION_INDEX", "HOSTNAME"} {
+		if v := getenv(k); v != "" {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// ScriptOptions describe the scheduler jobs of one campaign.
+type ScriptOptions struct {
+	// Binary, Manifest and Out are the paths the jobs use (absolute: jobs
+	// start in another directory).
+	Binary, Manifest, Out string
+	// Selection narrows the campaign as on the batch command line.
+	Selection Selection
+	// ArrayCount is the number of array tasks.
+	ArrayCount int
+	// Jobs is --jobs inside each array task (0: the batch default).
+	Jobs int
+	// CPUsPerTask, Partition and Time are sbatch's options ("" or 0 leave
+	// them to the cluster's defaults).
+	CPUsPerTask     int
+	Partition, Time string
+	// Merge is the merged dataset's directory; "" writes no merge job.
+	Merge string
+}
+
+// batchArgs is the batch command line every array task runs.
+func (o ScriptOptions) batchArgs() []string {
+	args := []string{o.Binary, "batch", o.Manifest, "-o", o.Out, "--array-count", strconv.Itoa(o.ArrayCount)}
+	if o.Jobs > 0 {
+		args = append(args, "--jobs", strconv.Itoa(o.Jobs))
+	}
+	return append(args, o.Selection.Args()...)
+}
+
+// SlurmArrayScript is the sbatch script of the campaign's job array: array
+// task i runs share i of the selected tasks (SLURM_ARRAY_TASK_ID).
+func SlurmArrayScript(campaignID string, tasks int, o ScriptOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/bash\n# ceres-export campaign %s: %d tasks in %d array tasks.\n", campaignID, tasks, o.ArrayCount)
+	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", jobName(campaignID, ""))
+	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", o.ArrayCount-1)
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", o.Out+"/.slurm/logs/array-%A_%a.out")
+	sbatchCommon(&b, o)
+	b.WriteString("set -euo pipefail\nexec " + shellJoin(o.batchArgs()) + "\n")
+	return b.String()
+}
+
+// MergeGroups returns, per setting in first-appearance order, the shards a
+// campaign merge joins: the tasks expected to succeed. The merge job runs
+// only when every array task ended as expected (afterok), and then exactly
+// these tasks have shards. Merge requires the same features, fps and codec
+// across its inputs, which a setting (one export profile) fixes; hence one
+// dataset per setting, DATASET/<setting_id>.
+func MergeGroups(tasks []Task) (settings []string, shards map[string][]string) {
+	shards = map[string][]string{}
+	for _, t := range tasks {
+		if t.Expected != nil && t.Expected.State == StateFailed {
+			continue
+		}
+		if _, ok := shards[t.SettingID]; !ok {
+			settings = append(settings, t.SettingID)
+		}
+		shards[t.SettingID] = append(shards[t.SettingID], t.ID)
+	}
+	return settings, shards
+}
+
+// SlurmMergeScript is the sbatch script of the merge job, to be submitted
+// with --dependency=afterok:<array job> --kill-on-invalid-dep=yes.
+func SlurmMergeScript(campaignID string, tasks []Task, o ScriptOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/bash\n# ceres-export campaign %s: merge the array's shards, one dataset per setting.\n", campaignID)
+	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", jobName(campaignID, "-merge"))
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", o.Out+"/.slurm/logs/merge-%j.out")
+	sbatchCommon(&b, o)
+	b.WriteString("set -euo pipefail\n")
+	settings, shards := MergeGroups(tasks)
+	for _, s := range settings {
+		args := []string{o.Binary, "merge"}
+		for _, id := range shards[s] {
+			args = append(args, o.Out+"/"+id)
+		}
+		args = append(args, "-o", o.Merge+"/"+s, "--replace")
+		b.WriteString(shellJoin(args) + "\n")
+	}
+	return b.String()
+}
+
+func sbatchCommon(b *strings.Builder, o ScriptOptions) {
+	if o.CPUsPerTask > 0 {
+		fmt.Fprintf(b, "#SBATCH --cpus-per-task=%d\n", o.CPUsPerTask)
+	}
+	if o.Partition != "" {
+		fmt.Fprintf(b, "#SBATCH --partition=%s\n", o.Partition)
+	}
+	if o.Time != "" {
+		fmt.Fprintf(b, "#SBATCH --time=%s\n", o.Time)
+	}
+}
+
+// jobName is a scheduler-safe job name for the campaign.
+func jobName(campaignID, suffix string) string {
+	name := "ceres-" + strings.ReplaceAll(campaignID, "_", "-")
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	return strings.Trim(name, "-.") + suffix
+}
+
+// shellJoin quotes each argument for a POSIX shell.
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+		}) < 0 {
+			q[i] = a
+			continue
+		}
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// KubernetesOptions describe the Indexed Job of one campaign.
+type KubernetesOptions struct {
+	ScriptOptions
+	// Image holds ceres-export (Binary is its path inside the image).
+	Image string
+	// Namespace of the Job; "" leaves it to kubectl.
+	Namespace string
+	// Claim is a PersistentVolumeClaim mounted at MountPath, holding the
+	// manifest, the sessions and OUT; "" mounts nothing.
+	Claim, MountPath string
+}
+
+// KubernetesJob is an Indexed Job (batch/v1) for the campaign as JSON,
+// which kubectl apply -f takes as it takes YAML: completion index i runs
+// share i (JOB_COMPLETION_INDEX), every index once, and a failed index is
+// retried on its own (backoffLimitPerIndex) without redoing the others'.
+func KubernetesJob(campaignID string, o KubernetesOptions) ([]byte, error) {
+	container := map[string]any{
+		"name":    "ceres-export",
+		"image":   o.Image,
+		"command": []string{o.Binary},
+		"args":    o.batchArgs()[1:],
+	}
+	if o.CPUsPerTask > 0 {
+		container["resources"] = map[string]any{"requests": map[string]any{"cpu": strconv.Itoa(o.CPUsPerTask)}}
+	}
+	pod := map[string]any{"restartPolicy": "Never", "containers": []any{container}}
+	if o.Claim != "" {
+		container["volumeMounts"] = []any{map[string]any{"name": "campaign", "mountPath": o.MountPath}}
+		pod["volumes"] = []any{map[string]any{"name": "campaign", "persistentVolumeClaim": map[string]any{"claimName": o.Claim}}}
+	}
+	meta := map[string]any{"name": jobName(campaignID, ""), "labels": map[string]any{"app.kubernetes.io/name": "ceres-export"}}
+	if o.Namespace != "" {
+		meta["namespace"] = o.Namespace
+	}
+	job := map[string]any{
+		"apiVersion": "batch/v1",
+		"kind":       "Job",
+		"metadata":   meta,
+		"spec": map[string]any{
+			"completionMode":       "Indexed",
+			"completions":          o.ArrayCount,
+			"parallelism":          o.ArrayCount,
+			"backoffLimitPerIndex": 1,
+			"template":             map[string]any{"spec": pod},
+		},
+	}
+	b, err := json.MarshalIndent(job, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// sortedIDs returns the tasks' ids sorted (tests, status).
+func sortedIDs(tasks []Task) []string {
+	ids := make([]string, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	slices.Sort(ids)
+	return ids
+}

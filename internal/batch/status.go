@@ -1,0 +1,59 @@
+package batch
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// CampaignStatus is what a campaign's records say: one line per task.
+type CampaignStatus struct {
+	Out   string       `json:"out"`
+	Tasks []TaskStatus `json:"tasks"`
+	// States counts the tasks by their latest attempt's state.
+	States map[string]int `json:"states"`
+}
+
+// TaskStatus is one task's latest attempt and how many there were.
+type TaskStatus struct {
+	TaskID     string  `json:"task_id"`
+	Attempts   int     `json:"attempts"`
+	AttemptNo  int     `json:"attempt_no"`
+	State      string  `json:"state"`
+	ExitStatus *int    `json:"exit_status"`
+	Error      string  `json:"error,omitempty"`
+	Episodes   int     `json:"episodes"`
+	Frames     int     `json:"frames"`
+	DurationS  float64 `json:"duration_s"`
+	StartedAt  string  `json:"started_at"`
+	// Expected is whether the latest attempt met its expectation (null when
+	// it has not ended).
+	Expected *bool `json:"expectation_met"`
+}
+
+// Status reads every record under out.
+func Status(out string) (*CampaignStatus, error) {
+	all, err := ReadAllRecords(out)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("%s: no attempt records under %s/", out, AttemptsDir)
+	}
+	st := &CampaignStatus{Out: out, States: map[string]int{}}
+	for _, id := range slices.Sorted(maps.Keys(all)) {
+		recs := all[id]
+		r := recs[len(recs)-1]
+		ts := TaskStatus{
+			TaskID: id, Attempts: len(recs), AttemptNo: r.AttemptNo, State: r.State, ExitStatus: r.ExitStatus,
+			Error: r.Error, Episodes: r.Episodes, Frames: r.Frames, DurationS: r.DurationS, StartedAt: r.StartedAt,
+		}
+		if r.Expectation != nil {
+			met := r.Expectation.Met
+			ts.Expected = &met
+		}
+		st.Tasks = append(st.Tasks, ts)
+		st.States[r.State]++
+	}
+	return st, nil
+}

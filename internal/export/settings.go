@@ -1,0 +1,152 @@
+package export
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/ceres-robotics/ceres-export/internal/descriptor"
+)
+
+// Settings are the export options as a person writes them: the flags of
+// `ceres-export export` and the "export" objects of a campaign manifest.
+// Each field's JSON name is the flag's long name with "-" written "_"
+// (SettingNames), so that the command line and a manifest can never drift
+// apart: both go through Resolve, the one place that turns words into
+// Options. The zero value of each field is the flag's default.
+type Settings struct {
+	FPS            int      `json:"fps,omitempty"`
+	Map            []string `json:"map,omitempty"`
+	KeepFloat64    bool     `json:"keep_float64,omitempty"`
+	RobotType      string   `json:"robot_type,omitempty"`
+	Salvage        bool     `json:"salvage,omitempty"`
+	Strict         []string `json:"strict,omitempty"`
+	TaskSpec       string   `json:"task_spec,omitempty"`
+	NoVideoReuse   bool     `json:"no_video_reuse,omitempty"`
+	Vcodec         string   `json:"vcodec,omitempty"`
+	CRF            int      `json:"crf,omitempty"`
+	Preset         string   `json:"preset,omitempty"`
+	G              int      `json:"g,omitempty"`
+	VideoSize      string   `json:"video_size,omitempty"`
+	CameraJobs     int      `json:"camera_jobs,omitempty"`
+	EncoderThreads int      `json:"encoder_threads,omitempty"`
+	Org            string   `json:"org,omitempty"`
+	TaskGroup      []string `json:"task_group,omitempty"`
+	// NoReport leaves out the session page; Resolve cannot set the page
+	// itself (the report package sits above export), callers do.
+	NoReport bool `json:"no_report,omitempty"`
+}
+
+// SettingError is a setting whose value Resolve cannot use. Setting is the
+// JSON name ("video_size"); the command line shows it as its flag.
+type SettingError struct {
+	Setting string
+	Value   string
+	Want    string
+	Err     error // the cause, when there is one (a task_spec that cannot be read)
+}
+
+func (e *SettingError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s %s: %v", e.Setting, e.Value, e.Err)
+	}
+	return fmt.Sprintf("%s %s: %s", e.Setting, e.Value, e.Want)
+}
+
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// FlagName is the command-line flag of a setting's JSON name.
+func FlagName(setting string) string { return strings.ReplaceAll(setting, "_", "-") }
+
+// SettingNames lists the JSON names of Settings' fields in field order.
+func SettingNames() []string {
+	t := reflect.TypeFor[Settings]()
+	names := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names = append(names, name)
+	}
+	return names
+}
+
+// Resolve turns the settings into Options. A relative TaskSpec path is
+// taken relative to baseDir ("" for the working directory). Version is left
+// for the caller.
+func (s Settings) Resolve(baseDir string) (Options, error) {
+	var o Options
+	o.FPS = s.FPS
+	o.KeepFloat64 = s.KeepFloat64
+	o.RobotType = s.RobotType
+	o.Salvage = s.Salvage
+	o.NoVideoReuse = s.NoVideoReuse
+	o.Video = VideoOptions{Codec: s.Vcodec, CRF: s.CRF, Preset: s.Preset, G: s.G, Concurrency: s.CameraJobs, Threads: s.EncoderThreads}
+	for _, m := range s.Map {
+		fm, err := ParseFeatureMapping(m)
+		if err != nil {
+			return o, &SettingError{Setting: "map", Value: strconv.Quote(m), Want: "want NAME=stream.field[,stream.field...]"}
+		}
+		o.Mappings = append(o.Mappings, fm)
+	}
+	for _, v := range s.Strict {
+		switch strings.TrimSpace(v) {
+		case "backfill":
+			o.Strict.BackFill = true
+		case "stale":
+			o.Strict.Stale = true
+		case "gaps":
+			o.Strict.Gaps = true
+		default:
+			return o, &SettingError{Setting: "strict", Value: strconv.Quote(v), Want: "want backfill, stale or gaps"}
+		}
+	}
+	if s.VideoSize != "" {
+		w, h, ok := strings.Cut(s.VideoSize, "x")
+		wi, err1 := strconv.Atoi(w)
+		hi, err2 := strconv.Atoi(h)
+		if !ok || err1 != nil || err2 != nil || wi <= 0 || hi <= 0 || wi%2 != 0 || hi%2 != 0 {
+			return o, &SettingError{Setting: "video_size", Value: strconv.Quote(s.VideoSize), Want: "want WIDTHxHEIGHT, both even and positive"}
+		}
+		o.Video.Width, o.Video.Height = wi, hi
+	}
+	switch s.Vcodec {
+	case "", "av1", "h264":
+	default:
+		return o, &SettingError{Setting: "vcodec", Value: strconv.Quote(s.Vcodec), Want: "want av1 or h264"}
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"fps", s.FPS}, {"crf", s.CRF}, {"g", s.G}, {"camera_jobs", s.CameraJobs}, {"encoder_threads", s.EncoderThreads}} {
+		if n.v < 0 {
+			return o, &SettingError{Setting: n.name, Value: strconv.Itoa(n.v), Want: "must not be negative"}
+		}
+	}
+	o.Descriptors.Org = s.Org
+	for _, g := range s.TaskGroup {
+		level, key, ok := strings.Cut(g, "=")
+		if !ok || strings.TrimSpace(level) == "" || strings.TrimSpace(key) == "" {
+			return o, &SettingError{Setting: "task_group", Value: strconv.Quote(g), Want: "want LEVEL=KEY, both non-empty"}
+		}
+		switch level = strings.TrimSpace(level); level {
+		case descriptor.LevelOrg, descriptor.LevelRun, descriptor.LevelTask:
+			return o, &SettingError{Setting: "task_group", Value: strconv.Quote(g), Want: "level " + level + " is derived from the specification (use org for the org)"}
+		}
+		o.Descriptors.Levels = append(o.Descriptors.Levels, descriptor.Group{Level: level, Key: strings.TrimSpace(key)})
+	}
+	if s.TaskSpec != "" {
+		p := s.TaskSpec
+		if baseDir != "" && !filepath.IsAbs(p) {
+			p = filepath.Join(baseDir, p)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return o, &SettingError{Setting: "task_spec", Value: strconv.Quote(s.TaskSpec), Err: err}
+		}
+		o.TaskSpec = b
+		o.Inputs = append(o.Inputs, p)
+	}
+	return o, nil
+}
