@@ -17,6 +17,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/batch"
 	"github.com/ceres-robotics/ceres-export/internal/report"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
 const batchExitStatus = `
@@ -37,6 +38,7 @@ type BatchOptions struct {
 	ArrayIndex  int
 	ArrayCount  int
 	RetryFailed bool
+	Merge       string
 	JSON        bool
 }
 
@@ -48,6 +50,7 @@ func (o *BatchOptions) AddFlags(cmd *cobra.Command) {
 	addSelectionFlags(cmd, &o.Selection)
 	addArrayFlags(cmd, &o.ArrayIndex, &o.ArrayCount)
 	f.BoolVar(&o.RetryFailed, "retry-failed", false, "run tasks again whose last attempt failed with the same inputs")
+	f.StringVar(&o.Merge, "merge", "", "then merge the shards: one dataset per setting, DATASET/<setting_id> (not in an array share)")
 	f.BoolVar(&o.JSON, "json", false, "print the run's results as JSON on stdout")
 }
 
@@ -126,6 +129,9 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		return withCode(exitUsage, err)
 	}
 	selected := len(tasks)
+	if share != nil && opts.Merge != "" {
+		return withCode(exitUsage, errors.New("--merge in an array share: merge once every share is done (batch slurm --merge writes that job)"))
+	}
 	if share != nil {
 		if tasks, err = batch.Share(tasks, share.Index, share.Count); err != nil {
 			return withCode(exitUsage, err)
@@ -136,7 +142,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	}
 	done := 0
 	sum, runErr := batch.Run(ctx, tasks, batch.Options{
-		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version,
+		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version, Inputs: []string{opts.Manifest},
 		ExitStatus: exportErrorCode, Page: report.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: batch.SchedulerEnv(os.Getenv),
 		OnDone: func(r batch.TaskResult) {
 			done++
@@ -144,6 +150,9 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		},
 	})
 	if sum == nil {
+		if errors.Is(runErr, shard.ErrDestinationRefused) || errors.Is(runErr, shard.ErrDestinationExists) {
+			return withCode(exitUsage, runErr)
+		}
 		return withCode(exitFailed, runErr)
 	}
 	if opts.JSON {
@@ -170,7 +179,19 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		return withCode(exitFailed, runErr)
 	}
 	if len(missed) > 0 {
+		if opts.Merge != "" {
+			fmt.Fprintf(s.Out, "not merged: %d tasks missed their expectation\n", len(missed))
+		}
 		return &silentError{code: exitFindings}
+	}
+	if opts.Merge != "" {
+		merged, err := batch.Merge(ctx, tasks, opts.Output, opts.Merge, version)
+		for _, d := range merged {
+			fmt.Fprintf(s.Out, "merged setting %s: %d shards, %d episodes, %d frames in %s\n", d.SettingID, d.Shards, d.Episodes, d.Frames, d.Dir)
+		}
+		if err != nil {
+			return withCode(mergeErrorCode(err), err)
+		}
 	}
 	return nil
 }
@@ -378,6 +399,11 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 		return withCode(exitUsage, err)
 	}
 	so.Jobs, so.CPUsPerTask, so.Partition, so.Time = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time
+	// OUT becomes the campaign's output before the jobs run, so that its
+	// log directory is inside a campaign output, not a stray directory.
+	if err := batch.PrepareOut(so.Out, batch.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
+		return withCode(exitUsage, err)
+	}
 	dir := filepath.Join(so.Out, ".slurm")
 	// sbatch does not create the directory of --output.
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {

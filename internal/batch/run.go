@@ -2,8 +2,7 @@ package batch
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/merge"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 )
 
@@ -53,6 +54,9 @@ type Options struct {
 	// Page is export's page hook (the session page), applied unless a
 	// task's settings say no_report.
 	Page func(context.Context, *export.Result) error
+	// Inputs are further paths the batch reads (the manifest): OUT may not
+	// overlap them, nor any session or task_spec.
+	Inputs []string
 	// OnStart and OnDone, when set, are told about each task (one call at
 	// a time).
 	OnStart func(Task)
@@ -137,8 +141,8 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Summary, error) {
 	if opts.export == nil {
 		opts.export = export.Export
 	}
-	if err := os.MkdirAll(filepath.Join(opts.Out, AttemptsDir), 0o755); err != nil {
-		return nil, fmt.Errorf("batch: %w", err)
+	if err := PrepareOut(opts.Out, ReadPaths(tasks, opts.Inputs)); err != nil {
+		return nil, err
 	}
 	host, _ := os.Hostname()
 	sum := &Summary{Results: make([]TaskResult, len(tasks))}
@@ -243,8 +247,8 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 			eo.Page = opts.Page
 		}
 		eo.CeresFiles = map[string]any{
-			"campaign-task.json": campaignTask{t.ID, t.CampaignID, t.CaseID, t.SettingID, t.RunID},
-			"extensions.json":    t.Extensions,
+			filepath.Base(merge.CampaignPath): merge.Campaign{CampaignID: t.CampaignID, TaskID: t.ID, AttemptNo: int64(rec.AttemptNo)},
+			ExtensionsFile:                    t.Extensions,
 		}
 		rep, err = opts.export(ctx, t.SessionDir, shardDir, eo)
 	}
@@ -282,16 +286,10 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 	return finish()
 }
 
-// campaignTask is ceres/campaign-task.json: which campaign task a shard is.
-// The attempt number is not in it, so that the shard's bytes depend only on
-// its inputs (records under OUT/.attempts/ say which attempt made it).
-type campaignTask struct {
-	TaskID     string `json:"task_id"`
-	CampaignID string `json:"campaign_id"`
-	CaseID     string `json:"case_id"`
-	SettingID  string `json:"setting_id"`
-	RunID      string `json:"run_id"`
-}
+// ExtensionsFile is the name under ceres/ of a task's merged extensions in
+// its shard. The shard's ceres/campaign.json (merge.Campaign) names the
+// campaign, task id and attempt that made it.
+const ExtensionsFile = "extensions.json"
 
 // upToDate returns the standing record when the task needs no new attempt:
 // its last finished attempt had this fingerprint and either succeeded,
@@ -317,7 +315,7 @@ func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, 
 			return &r, fmt.Sprintf("attempt %d failed with the same inputs (--retry-failed runs it again)", r.AttemptNo)
 		}
 		sum, _, err := hashFile(filepath.Join(shardDir, "ceres", "export-report.json"))
-		if err != nil || sum != r.ShardReportSHA256 {
+		if err != nil || sum != r.ShardReportSHA256 || shardAttempt(shardDir) != r.AttemptNo {
 			return nil, ""
 		}
 		v, err := verify.Shard(ctx, shardDir, verify.Options{Quick: true})
@@ -327,6 +325,20 @@ func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, 
 		return &r, fmt.Sprintf("up to date: attempt %d made this shard from the same inputs", r.AttemptNo)
 	}
 	return nil, ""
+}
+
+// shardAttempt is the attempt number in the shard's ceres/campaign.json, 0
+// when it has none.
+func shardAttempt(shardDir string) int {
+	b, err := os.ReadFile(filepath.Join(shardDir, filepath.FromSlash(merge.CampaignPath)))
+	if err != nil {
+		return 0
+	}
+	var c merge.Campaign
+	if json.Unmarshal(b, &c) != nil {
+		return 0
+	}
+	return int(c.AttemptNo)
 }
 
 // Check returns the ways rec misses exp (nil exp: the state must be
@@ -359,8 +371,54 @@ func Check(exp *Expected, rec *Record) []string {
 	return miss
 }
 
-// sha256Hex is the lowercase hex SHA-256 of b.
-func sha256Hex(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
+
+// ReadPaths lists every path the tasks read, and extra.
+func ReadPaths(tasks []Task, extra []string) []string {
+	in := append([]string(nil), extra...)
+	for _, t := range tasks {
+		in = append(in, t.SessionDir)
+		in = append(in, t.options.Inputs...)
+	}
+	return in
+}
+
+// PrepareOut makes out a campaign output (shard.KindCampaign, with its
+// marker, through the destination rules every writer follows) or checks
+// that it is one and overlaps none of the inputs. Array tasks starting at
+// once on one OUT all succeed: the first makes it, the others find it.
+func PrepareOut(out string, inputs []string) error {
+	for try := 0; ; try++ {
+		if kind, ok := shard.OutputKind(out); ok {
+			if kind != shard.KindCampaign {
+				return fmt.Errorf("%w: %s is a %s made by ceres-export, not a campaign output", shard.ErrDestinationRefused, out, kind)
+			}
+			_, err := shard.CheckDestination(out, inputs, true)
+			return err
+		}
+		// An empty directory (made for the scheduler's log files) is taken
+		// over; anything else is refused by Stage, naming what is there.
+		if entries, err := os.ReadDir(out); err == nil && len(entries) == 0 {
+			_ = os.Remove(out)
+		}
+		st, err := shard.Stage(out, shard.StageOptions{Kind: shard.KindCampaign, Inputs: inputs})
+		if err == nil {
+			if err := os.MkdirAll(filepath.Join(st.Dir(), AttemptsDir), 0o755); err != nil {
+				_ = st.Abort()
+				return fmt.Errorf("batch: %w", err)
+			}
+			return st.Commit()
+		}
+		// Another array task is making it, or just made it: look again.
+		if errors.Is(err, shard.ErrDestinationBusy) && try < 100 {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if errors.Is(err, shard.ErrDestinationExists) {
+			if _, ok := shard.OutputKind(out); ok {
+				continue
+			}
+			return fmt.Errorf("%w: %s exists and is not a campaign output of ceres-export (no %s); choose a new directory", shard.ErrDestinationRefused, out, shard.OutputMarker)
+		}
+		return err
+	}
 }

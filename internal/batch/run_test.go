@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
 // fakeCampaign writes n tiny "sessions" (a file each) and returns their
@@ -114,6 +115,9 @@ func TestAbandonedAttemptIsClosed(t *testing.T) {
 	out, tasks := fakeCampaign(t, 1)
 	host, _ := os.Hostname()
 	dead := &Record{RecordVersion: RecordVersion, TaskID: tasks[0].ID, State: StateRunning, Host: host, PID: 1 << 30}
+	if err := PrepareOut(out, nil); err != nil {
+		t.Fatal(err)
+	}
 	if err := createRecord(out, dead); err != nil {
 		t.Fatal(err)
 	}
@@ -183,6 +187,47 @@ func TestJobsAndCancel(t *testing.T) {
 	for _, r := range sum.Results[3:] {
 		if r.Record != nil || r.OK() {
 			t.Fatalf("not started, yet %+v", r)
+		}
+	}
+}
+
+// OUT follows the destination rules: it becomes a campaign output, an
+// existing directory of other files is refused, so is OUT inside a session.
+func TestPrepareOut(t *testing.T) {
+	out, tasks := fakeCampaign(t, 1)
+	if err := PrepareOut(out, nil); err != nil {
+		t.Fatal(err)
+	}
+	if kind, ok := shard.OutputKind(out); !ok || kind != shard.KindCampaign {
+		t.Fatalf("kind %q %v", kind, ok)
+	}
+	if err := PrepareOut(out, nil); err != nil {
+		t.Fatalf("again: %v", err)
+	}
+	other := filepath.Join(t.TempDir(), "data")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := PrepareOut(other, nil)
+	if !errors.Is(err, shard.ErrDestinationRefused) || err.Error() != "shard: destination refused: "+other+" exists and is not a campaign output of ceres-export (no ceres/output.json); choose a new directory" {
+		t.Fatalf("error %v", err)
+	}
+	inside := filepath.Join(tasks[0].SessionDir, "out")
+	if _, err := Run(context.Background(), tasks, Options{Out: inside}); !errors.Is(err, shard.ErrDestinationRefused) {
+		t.Fatalf("OUT inside a session: %v", err)
+	}
+	// Array tasks starting together on one new OUT all get it.
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() { errs <- PrepareOut(fresh, nil) }()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }
