@@ -371,7 +371,6 @@ func Check(exp *Expected, rec *Record) []string {
 	return miss
 }
 
-
 // ReadPaths lists every path the tasks read, and extra.
 func ReadPaths(tasks []Task, extra []string) []string {
 	in := append([]string(nil), extra...)
