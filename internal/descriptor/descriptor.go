@@ -20,7 +20,6 @@
 package descriptor
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -28,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
@@ -302,40 +302,31 @@ func union(a, b []string) []string {
 // Redact makes the descriptors fit a metadata-only dataset: no run title,
 // instructions or labels in the extension, the run group's key and the org
 // replaced by salted hashes, and a title that never carries the task's prompt
-// (the task id where the label contains an instruction text). The id stays:
-// it is already a one-way digest, and a lab that shares several datasets
-// needs it stable to pool them.
+// (the task id where the label carries the run title or an instruction
+// text, privacy.Carries). The id is salted too: unsalted, anyone who guesses
+// the run title could confirm it; with one salt a lab's metadata-only
+// datasets still pool by id.
 func Redact(ds []Descriptor, salt string) []Descriptor {
 	out := make([]Descriptor, len(ds))
 	for i, d := range ds {
 		c := d.Ext.Ceres
-		for _, ins := range c.Instructions {
-			if ins != "" && strings.Contains(strings.ToLower(d.Title), strings.ToLower(ins)) {
-				d.Title = c.TaskID
-			}
+		if privacy.Carries(d.Title, append([]string{c.RunTitle}, c.Instructions...)...) {
+			d.Title = c.TaskID
 		}
 		d.Groups = slices.Clone(d.Groups)
 		for j := range d.Groups {
 			if d.Groups[j].Level == LevelRun || d.Groups[j].Level == LevelOrg {
-				d.Groups[j].Key = SaltedHash(salt, d.Groups[j].Key)
+				d.Groups[j].Key = privacy.SaltedHash(salt, d.Groups[j].Key)
 			}
 		}
 		if d.Org != "" {
-			d.Org = SaltedHash(salt, d.Org)
+			d.Org = privacy.SaltedHash(salt, d.Org)
 		}
+		d.ID = idPrefix + strings.TrimPrefix(privacy.SaltedHash(salt, d.ID), "h-")
 		d.Ext.Ceres = CeresFields{TaskID: c.TaskID, SpecificationHashes: c.SpecificationHashes}
 		out[i] = d
 	}
 	return out
-}
-
-// SaltedHash is the replacement of an identifying string in a metadata-only
-// dataset: HMAC-SHA-256 keyed by the user's salt, so that the same salt maps
-// the same string to the same value and nobody without it can test a guess.
-func SaltedHash(salt, s string) string {
-	m := hmac.New(sha256.New, []byte(salt))
-	m.Write([]byte(s))
-	return "h-" + hex.EncodeToString(m.Sum(nil)[:16])
 }
 
 // Seed length limits (characters).

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
@@ -226,7 +227,11 @@ func TestRedact(t *testing.T) {
 		// A label that quotes the instructions must not survive as title.
 		return strings.Replace(s, `"Inspect sample"`, `"Inspect: inspect until complete"`, 1)
 	})
-	ds := Redact(build(spec, examplePlan(), Options{Org: "lab-a"}), "pepper")
+	plain := build(spec, examplePlan(), Options{Org: "lab-a"})
+	ds := Redact(plain, "pepper")
+	if ds[0].ID == plain[0].ID || !strings.HasPrefix(ds[0].ID, "ceres-task-") || Redact(plain, "pepper")[0].ID != ds[0].ID || Redact(plain, "salt")[0].ID == ds[0].ID {
+		t.Errorf("redacted id %s (plain %s): want a salted id, stable for one salt", ds[0].ID, plain[0].ID)
+	}
 	if ds[0].Title != "Pick sample" {
 		t.Errorf("pick title = %q, want the label", ds[0].Title)
 	}
@@ -243,11 +248,11 @@ func TestRedact(t *testing.T) {
 				t.Errorf("%s: group %s keeps its name", d.ID, g.Level)
 			}
 		}
-		if d.Org != SaltedHash("pepper", "lab-a") {
+		if d.Org != privacy.SaltedHash("pepper", "lab-a") {
 			t.Errorf("org = %q", d.Org)
 		}
 	}
-	if SaltedHash("pepper", "x") == SaltedHash("salt", "x") || SaltedHash("pepper", "x") != SaltedHash("pepper", "x") {
+	if privacy.SaltedHash("pepper", "x") == privacy.SaltedHash("salt", "x") || privacy.SaltedHash("pepper", "x") != privacy.SaltedHash("pepper", "x") {
 		t.Error("salted hash does not depend on exactly the salt")
 	}
 	if errs := Check(ds); len(errs) > 0 {
