@@ -42,6 +42,7 @@ type ExportOptions struct {
 	JSON     bool
 	Quiet    bool
 	Replace  bool
+	Salt     string // --salt: never a setting, never stored
 	Settings export.Settings
 	export.Options
 }
@@ -52,6 +53,7 @@ func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVarP(&o.Output, "output", "o", "", "shard directory to write (required)")
 	addSettingFlags(cmd, &o.Settings)
 	f.BoolVar(&o.Replace, "replace", false, "replace an existing shard atomically")
+	f.StringVar(&o.Salt, "salt", "", "secret that keys the salted hashes of --privacy metadata-only (never stored)")
 	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
 }
@@ -78,6 +80,7 @@ func addSettingFlags(cmd *cobra.Command, s *export.Settings) {
 	f.StringVar(&s.Org, "org", "", "organisation id, the root group of the task descriptors (ceres/tasks.json)")
 	f.StringArrayVar(&s.TaskGroup, "task-group", nil, "a task descriptor group level after the task, LEVEL=KEY (repeatable, root first)")
 	f.BoolVar(&s.NoReport, "no-report", false, "do not write the session page ceres/report.html")
+	f.StringVar(&s.Privacy, "privacy", "full", "full, or metadata-only: a dataset that may leave the lab (no video, no instructions or run titles, salted ids; needs --salt)")
 }
 
 func newExportCmd(s streams) *cobra.Command {
@@ -118,6 +121,10 @@ func (o *ExportOptions) resolve() error {
 		return flagError(err)
 	}
 	opts.Replace = o.Replace
+	opts.Salt = o.Salt
+	if err := opts.Privacy.Check(opts.Salt); err != nil {
+		return err
+	}
 	opts.Version = version
 	if !o.Settings.NoReport {
 		opts.Page = report.ShardPage

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 )
 
@@ -24,6 +26,10 @@ type VerifyOptions struct {
 	Journal string // --journal SESSION_DIR
 	JSON    bool   // one JSON document on stdout
 	Quick   bool   // skip decoding videos and recomputing stats
+	// Privacy is --privacy; Salt and TaskSpecs go with it.
+	Privacy   string
+	Salt      string
+	TaskSpecs []string
 }
 
 // AddFlags registers the options' flags on cmd.
@@ -32,6 +38,9 @@ func (o *VerifyOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Journal, "journal", "", "also check the shard against the session it was exported from")
 	f.BoolVar(&o.JSON, "json", false, "print one machine-readable JSON document on stdout")
 	f.BoolVar(&o.Quick, "quick", false, "skip the video checks and the recomputation of statistics")
+	f.StringVar(&o.Privacy, "privacy", "full", "metadata-only: also prove that nothing private remains (with --journal, every private string of the session is looked for in every byte)")
+	f.StringVar(&o.Salt, "salt", "", "the salt a metadata-only dataset was made with (checks its salted session ids against --journal)")
+	f.StringArrayVar(&o.TaskSpecs, "task-spec", nil, "a corrected specification the export applied, whose private strings --privacy also looks for (repeatable)")
 }
 
 func newVerifyCmd(s streams) *cobra.Command {
@@ -49,7 +58,12 @@ func newVerifyCmdWith(s streams, runF func(context.Context, VerifyOptions, strea
 info.json LeRobot's loader and merge expect, the data files' schema and index
 columns, the episodes metadata against the data and video files, tasks and
 statistics, every video frame (unless --quick), and the CERES provenance
-(stored task specifications and the ceres/* columns).
+(stored task specifications, the ceres/* columns, the task descriptors).
+
+With --privacy metadata-only it also proves that a dataset meant to leave the
+lab holds nothing private: no video, no unredacted specification and, with
+--journal, none of the session's private strings (session id, run title and
+description, instructions) in any byte of any file or decoded Parquet value.
 
 With --journal SESSION_DIR the shard is also compared with what an export of
 that session must produce: the accepted attempts and their windows, the held
@@ -82,7 +96,20 @@ type verifyDocument struct {
 
 // runVerify verifies one shard and prints the findings.
 func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
-	res, err := verify.Shard(ctx, opts.Shard, verify.Options{Journal: opts.Journal, Quick: opts.Quick})
+	vo := verify.Options{Journal: opts.Journal, Quick: opts.Quick, Salt: opts.Salt}
+	mode, err := privacy.ParseMode(opts.Privacy)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	vo.Privacy = mode
+	for _, f := range opts.TaskSpecs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		vo.TaskSpecs = append(vo.TaskSpecs, b)
+	}
+	res, err := verify.Shard(ctx, opts.Shard, vo)
 	if err != nil {
 		if ctx.Err() != nil || !errors.Is(err, verify.ErrUnreadable) {
 			return withCode(exitFailed, err)

@@ -126,12 +126,12 @@ func TestVerifyFlags(t *testing.T) {
 	var got VerifyOptions
 	run := func(_ context.Context, o VerifyOptions, _ streams) error { got = o; return nil }
 	cmd := newVerifyCmdWith(streams{}, run)
-	cmd.SetArgs([]string{"--journal", "S", "--json", "--quick", "D"})
+	cmd.SetArgs([]string{"--journal", "S", "--json", "--quick", "--privacy", "metadata-only", "--salt", "x", "--task-spec", "a.json", "--task-spec", "b.json", "D"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	want := VerifyOptions{Shard: "D", Journal: "S", JSON: true, Quick: true}
-	if got != want {
+	want := VerifyOptions{Shard: "D", Journal: "S", JSON: true, Quick: true, Privacy: "metadata-only", Salt: "x", TaskSpecs: []string{"a.json", "b.json"}}
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("options %+v, want %+v", got, want)
 	}
 }

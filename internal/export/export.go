@@ -28,6 +28,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
@@ -85,6 +86,13 @@ type Options struct {
 	DataFileSizeBytes int64
 	// Descriptors set the org and user levels of ceres/tasks.json.
 	Descriptors descriptor.Options
+	// Privacy privacy.MetadataOnly writes a dataset that may leave the lab
+	// (docs/privacy.md): no video, no session page, task labels as task
+	// strings, identifying values as salted hashes, the specifications
+	// redacted.
+	Privacy privacy.Mode
+	// Salt keys the salted hashes of a metadata-only export; never stored.
+	Salt string
 	// NoVideoReuse encodes every camera even when the shard being replaced
 	// holds video with the same content key (see ceres/videos.json).
 	NoVideoReuse bool
@@ -191,6 +199,9 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	if err != nil {
 		return nil, err
 	}
+	if err := opts.Privacy.Check(opts.Salt); err != nil {
+		return nil, err
+	}
 	inputs := append([]string{sessionDir}, opts.Inputs...)
 	// Refuse a destination that would destroy an input or something that is
 	// not ours before reading anything; Stage checks again under the lock.
@@ -231,6 +242,12 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	rep := newReport(j, p, applied, diffs, opts, fps, fpsSource)
+	metadataOnly := opts.Privacy == privacy.MetadataOnly
+	if metadataOnly {
+		// The page shows frames and texts: a metadata-only dataset has neither.
+		opts.Page = nil
+		rep.Notes = append(rep.Notes, "metadata-only: no video and no session page")
+	}
 
 	st, err := shard.Stage(shardDir, shard.StageOptions{Replace: opts.Replace, Kind: shard.KindShard, Inputs: inputs})
 	if err != nil {
@@ -243,9 +260,12 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 		}
 	}()
 
-	cams, manifest, err := exportCameras(ctx, j, p, st.Dir(), shardDir, enc, opts, rep)
-	if err != nil {
-		return nil, err
+	var cams []camera
+	var manifest *videoManifest
+	if !metadataOnly {
+		if cams, manifest, err = exportCameras(ctx, j, p, st.Dir(), shardDir, enc, opts, rep); err != nil {
+			return nil, err
+		}
 	}
 	features := make([]shard.Feature, 0, len(rowFeatures)+len(cams))
 	for _, f := range rowFeatures {
@@ -271,17 +291,26 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 		}
 	}
 	descriptors := buildDescriptors(applied, p, opts.Descriptors)
+	if metadataOnly {
+		descriptors = descriptor.Redact(descriptors, opts.Salt)
+	}
 	if err := writeRows(ctx, j, p, b, rowFeatures, cams, applied, descriptors, opts, rep); err != nil {
 		return nil, err
 	}
 	if err := b.WriteCeresJSON(descriptor.FileName, descriptor.File{SchemaVersion: descriptor.SchemaVersion, Tasks: descriptors}); err != nil {
 		return nil, err
 	}
-	if err := b.WriteSpec(applied.Hash(), applied.Canonical()); err != nil {
-		return nil, err
-	}
+	specs := []*taskspec.Spec{applied}
 	if j.Spec.Hash() != applied.Hash() {
-		if err := b.WriteSpec(j.Spec.Hash(), j.Spec.Canonical()); err != nil {
+		specs = append(specs, j.Spec)
+	}
+	for _, spec := range specs {
+		if metadataOnly {
+			err = b.WriteCeresFile(privacy.RedactedSpecDir+"/"+spec.Hash()+".json", privacy.RedactSpec(spec))
+		} else {
+			err = b.WriteSpec(spec.Hash(), spec.Canonical())
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -290,6 +319,12 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	}
 	if err := rep.strictness(opts.Strict); err != nil {
 		return rep, err
+	}
+	if metadataOnly {
+		rep.redact(opts.Salt)
+		if err := b.WriteCeresJSON(privacy.MarkerName, privacy.Marker{SchemaVersion: 1, Mode: privacy.MetadataOnly}); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.Finish(rep); err != nil {
 		return nil, err
@@ -525,11 +560,16 @@ func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.B
 	err = ra.assembleEpisodes(ctx, p.Episodes, p.FPS, newBatch, func(i int, batch *shard.EpisodeBatch) error {
 		ep := p.Episodes[i]
 		task, _ := applied.Task(ep.Task)
+		taskString, label, session := task.Instructions, task.Label, j.Info.SessionID
+		if opts.Privacy == privacy.MetadataOnly {
+			label = privacy.TaskLabel(applied, task)
+			taskString, session = label, privacy.SaltedHash(opts.Salt, session)
+		}
 		meta := shard.EpisodeMeta{
-			Task:   task.Instructions,
+			Task:   taskString,
 			Videos: map[string]shard.VideoSegment{},
 			Ceres: shard.CeresEpisode{
-				SessionID: j.Info.SessionID, TaskID: ep.Task, TaskLabel: task.Label, TaskType: task.Type,
+				SessionID: session, TaskID: ep.Task, TaskLabel: label, TaskType: task.Type,
 				Cycle: int64(ep.Cycle), Repetition: int64(ep.Repetition), Attempt: int64(ep.Attempt),
 				StartNS: ep.Start, EndNS: ep.End,
 				SpecVersion: int64(applied.Version), SpecHash: appliedHash, RecordedSpecHash: recordedHash,

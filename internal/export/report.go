@@ -7,6 +7,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
@@ -119,6 +120,16 @@ func (r *Report) addCamera(stream string, res video.CameraResult) {
 		}
 	}
 	r.Cameras[stream] = c
+}
+
+// redact makes the report fit a metadata-only dataset: the session id as a
+// salted hash and the specification differences without their texts (the
+// paths say what changed).
+func (r *Report) redact(salt string) {
+	r.SessionID = privacy.SaltedHash(salt, r.SessionID)
+	for i := range r.Spec.Differences {
+		r.Spec.Differences[i].Old, r.Spec.Differences[i].New = "", ""
+	}
 }
 
 // strictness returns ErrStrict naming every switch that tripped.

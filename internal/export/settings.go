@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 )
 
 // Settings are the export options as a person writes them: the flags of
@@ -35,6 +36,10 @@ type Settings struct {
 	EncoderThreads int      `json:"encoder_threads,omitempty"`
 	Org            string   `json:"org,omitempty"`
 	TaskGroup      []string `json:"task_group,omitempty"`
+	// Privacy is "full" (or "") or "metadata-only". Its salt is no setting:
+	// settings are recorded (campaign plans and attempt records), a salt
+	// never is.
+	Privacy string `json:"privacy,omitempty"`
 	// NoReport leaves out the session page; Resolve cannot set the page
 	// itself (the report package sits above export), callers do.
 	NoReport bool `json:"no_report,omitempty"`
@@ -124,6 +129,11 @@ func (s Settings) Resolve(baseDir string) (Options, error) {
 			return o, &SettingError{Setting: n.name, Value: strconv.Itoa(n.v), Want: "must not be negative"}
 		}
 	}
+	mode, err := privacy.ParseMode(s.Privacy)
+	if err != nil {
+		return o, &SettingError{Setting: "privacy", Value: strconv.Quote(s.Privacy), Want: "want full or metadata-only"}
+	}
+	o.Privacy = mode
 	o.Descriptors.Org = s.Org
 	for _, g := range s.TaskGroup {
 		level, key, ok := strings.Cut(g, "=")

@@ -40,9 +40,14 @@ func (c *checker) checkJournal() error {
 		return nil
 	}
 	// In a merged dataset only the episodes of this session are compared.
+	session, ok := c.storedSessionID(j.Info.SessionID)
+	if !ok {
+		c.errorf("journal.session-id", privacyMarkerPath, loc{}, "a metadata-only dataset stores salted session ids: comparing it with its session needs --salt")
+		return nil
+	}
 	rows, report := c.episodes.Rows, reportPath
 	if c.isMerged() {
-		if rows, report = c.sessionRows(j.Info.SessionID); len(rows) == 0 {
+		if rows, report = c.sessionRows(session); len(rows) == 0 {
 			c.errorf("journal.session-id", mergeReportPath, loc{}, "no episode of the merged dataset comes from session %q", j.Info.SessionID)
 			return nil
 		}
@@ -76,8 +81,8 @@ func (c *checker) checkJournal() error {
 		if !ok {
 			continue
 		}
-		if s, _ := er.Ceres["ceres/session_id"].(string); s != j.Info.SessionID {
-			c.errorf("journal.session-id", er.File, ep(epi), "ceres/session_id is %q, but the session is %q", s, j.Info.SessionID)
+		if s, _ := er.Ceres["ceres/session_id"].(string); s != session {
+			c.errorf("journal.session-id", er.File, ep(epi), "ceres/session_id is %q, but the session is %q (stored as %q)", s, j.Info.SessionID, session)
 		}
 		if h, _ := er.Ceres["ceres/task_specification/recorded_hash"].(string); h != recorded {
 			c.errorf("journal.recorded-hash", er.File, ep(epi), "ceres/task_specification/recorded_hash is %s, but the journal's SPEC hashes to %s", h, recorded)

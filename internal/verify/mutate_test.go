@@ -141,7 +141,7 @@ func (m *mtable) add(f arrow.Field, a arrow.Array) {
 
 // mutateParquet reads path with arrow-go, applies fn and writes it back
 // with pqarrow, one row group per episode where the file has episode_index.
-func mutateParquet(t testing.TB, path string, fn func(m *mtable)) {
+func mutateParquet(t testing.TB, path string, fn func(m *mtable), props ...parquet.WriterProperty) {
 	t.Helper()
 	tbl, err := readParquet(context.Background(), path)
 	if err != nil {
@@ -186,8 +186,8 @@ func mutateParquet(t testing.TB, path string, fn func(m *mtable)) {
 		}
 	}
 	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
-	w, err := pqarrow.NewFileWriter(schema, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	wp := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Snappy)}, props...)...)
+	w, err := pqarrow.NewFileWriter(schema, &buf, wp, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"os"
 	"path/filepath"
 	"sort"
@@ -67,6 +68,7 @@ const (
 	CheckVideo       = "video"
 	CheckProvenance  = "provenance"
 	CheckDescriptors = "descriptors"
+	CheckPrivacy     = "privacy"
 	CheckJournal     = "journal"
 )
 
@@ -85,6 +87,15 @@ type Options struct {
 	// Quick skips the video checks (decoding every frame) and the
 	// recomputation of statistics from the data.
 	Quick bool
+	// Privacy privacy.MetadataOnly also proves that the dataset holds
+	// nothing private (checkPrivacy).
+	Privacy privacy.Mode
+	// Salt is the salt a metadata-only dataset was made with; with it,
+	// --journal checks the salted session ids too.
+	Salt string
+	// TaskSpecs are further specifications (JSON) whose private strings
+	// the privacy check looks for: a corrected one a re-export applied.
+	TaskSpecs [][]byte
 	// MaxPerCode caps how many findings of one code are listed for one file;
 	// further ones are counted in a final finding of that code. 0 means 20.
 	MaxPerCode int
@@ -211,6 +222,7 @@ func (c *checker) run() error {
 		{CheckVideo, c.opts.Quick, c.checkVideo},
 		{CheckProvenance, false, c.checkProvenance},
 		{CheckDescriptors, false, c.checkDescriptors},
+		{CheckPrivacy, c.opts.Privacy != privacy.MetadataOnly, c.checkPrivacy},
 		{CheckJournal, c.opts.Journal == "", c.checkJournal},
 	}
 	for _, g := range groups {

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestE2EMetadataOnly: a metadata-only export needs a salt, passes
+// verify --privacy metadata-only against its session, and an ordinary export
+// fails it.
+func TestE2EMetadataOnly(t *testing.T) {
+	session := synthSession(t, "--seed", "4")
+	out := t.TempDir()
+	private, full := filepath.Join(out, "private"), filepath.Join(out, "full")
+
+	_, errOut, code := run(t, "export", session, "-o", private, "-q", "--privacy", "metadata-only")
+	if code != 2 || !strings.Contains(errOut, "--privacy metadata-only needs --salt") {
+		t.Fatalf("metadata-only without --salt: exit %d, %s", code, errOut)
+	}
+	mustRun(t, "export", session, "-o", private, "-q", "--privacy", "metadata-only", "--salt", "pepper")
+	mustRun(t, "verify", private, "--privacy", "metadata-only", "--journal", session, "--salt", "pepper")
+
+	mustRun(t, "export", session, "-o", full, "-q", "--no-report", "--vcodec", "h264")
+	stdout, _, code := run(t, "verify", full, "--privacy", "metadata-only", "--journal", session, "--quick")
+	if code != 1 || !strings.Contains(stdout, "privacy.leak") || !strings.Contains(stdout, "privacy.video") {
+		t.Errorf("verify --privacy metadata-only of a full export: exit %d\n%s", code, stdout)
+	}
+}

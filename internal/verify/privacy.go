@@ -1,0 +1,163 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
+	"github.com/ceres-robotics/ceres-export/journal"
+	"github.com/ceres-robotics/ceres-export/taskspec"
+)
+
+const privacyMarkerPath = "ceres/" + privacy.MarkerName
+
+var redactedSpecFileRe = regexp.MustCompile(`^ceres/` + privacy.RedactedSpecDir + `/([0-9a-f]{64})\.json$`)
+
+// metadataOnly reports whether the dataset declares itself metadata-only
+// (ceres/privacy.json).
+func (c *checker) metadataOnly() bool {
+	b, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(privacyMarkerPath)))
+	if err != nil {
+		return false
+	}
+	var m privacy.Marker
+	return json.Unmarshal(b, &m) == nil && m.Mode == privacy.MetadataOnly
+}
+
+// storedSessionID is the ceres/session_id an episode of session id carries:
+// the id, or its salted hash in a metadata-only dataset; ok is false when
+// that hash cannot be computed (no Options.Salt).
+func (c *checker) storedSessionID(id string) (string, bool) {
+	if !c.metadataOnly() {
+		return id, true
+	}
+	if c.opts.Salt == "" {
+		return "", false
+	}
+	return privacy.SaltedHash(c.opts.Salt, id), true
+}
+
+// checkPrivacy proves a metadata-only dataset holds nothing private: it is
+// marked as such, has no video, no session page and no unredacted
+// specification, and (with Options.Journal) none of the session's private
+// strings occurs in any byte of any file, nor in any decoded Parquet value
+// (pages are compressed, so raw bytes alone could hide a leak).
+func (c *checker) checkPrivacy() error {
+	if !c.metadataOnly() {
+		c.errorf("privacy.marker", privacyMarkerPath, loc{}, "the dataset is not marked metadata-only (%s with mode %q)", privacyMarkerPath, privacy.MetadataOnly)
+	}
+	for _, rel := range c.files {
+		switch {
+		case strings.HasPrefix(rel, "videos/"):
+			c.errorf("privacy.video", rel, loc{}, "a metadata-only dataset has no video")
+		case specFileRe.MatchString(rel):
+			c.errorf("privacy.specification", rel, loc{}, "an unredacted task specification (its instructions and run title); a metadata-only dataset stores %s/<hash>.json", privacy.RedactedSpecDir)
+		case rel == "ceres/report.html" || rel == "ceres/videos.json":
+			c.errorf("privacy.file", rel, loc{}, "a metadata-only dataset has no session page and no video manifest")
+		}
+	}
+	if c.info != nil {
+		for _, f := range c.info.Features {
+			if f.Dtype.Visual() {
+				c.errorf("privacy.video", infoPath, loc{}, "feature %s is a %s; a metadata-only dataset has no pictures", f.Name, f.Dtype)
+			}
+		}
+	}
+	if c.opts.Journal == "" {
+		c.notef("privacy.strings", "", loc{}, "no --journal: the session's private strings were not looked for")
+		return nil
+	}
+	j, err := journal.Open(c.ctx, c.opts.Journal, journal.Options{Salvage: true})
+	if err != nil {
+		return fmt.Errorf("%w journal %s: %w", ErrUnreadable, c.opts.Journal, err)
+	}
+	specs := []*taskspec.Spec{j.Spec}
+	for i, b := range c.opts.TaskSpecs {
+		s, err := taskspec.Parse(b)
+		if err != nil {
+			return fmt.Errorf("%w task specification %d: %w", ErrUnreadable, i+1, err)
+		}
+		specs = append(specs, s)
+	}
+	private := privacy.PrivateStrings(j.Info.SessionID, specs...)
+	for _, rel := range c.files {
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+		path := filepath.Join(c.dir, filepath.FromSlash(rel))
+		b, err := os.ReadFile(path)
+		if err != nil {
+			c.errorf("privacy.unreadable", rel, loc{}, "%v", err)
+			continue
+		}
+		c.findPrivate(rel, "", b, private)
+		if strings.HasSuffix(rel, ".parquet") {
+			c.scanParquet(rel, path, private)
+		}
+	}
+	return nil
+}
+
+// findPrivate reports each private string that occurs in b, as written or
+// JSON-escaped.
+func (c *checker) findPrivate(rel, where string, b []byte, private []string) {
+	for _, p := range private {
+		esc, _ := json.Marshal(p)
+		esc = esc[1 : len(esc)-1]
+		if i := bytes.Index(b, []byte(p)); i >= 0 {
+			c.errorf("privacy.leak", rel, loc{}, "%sprivate string %q at byte %d", where, p, i)
+		} else if i := bytes.Index(b, esc); i >= 0 {
+			c.errorf("privacy.leak", rel, loc{}, "%sprivate string %q (JSON-escaped) at byte %d", where, p, i)
+		}
+	}
+}
+
+// scanParquet looks for private strings in every decoded value and in the
+// key-value metadata of a Parquet file.
+func (c *checker) scanParquet(rel, path string, private []string) {
+	t, err := readParquet(c.ctx, path)
+	if err != nil {
+		c.errorf("privacy.unreadable", rel, loc{}, "cannot decode to look for private strings: %v", err)
+		return
+	}
+	md := t.Schema.Metadata()
+	for i, k := range md.Keys() {
+		c.findPrivate(rel, "metadata "+k+": ", []byte(md.Values()[i]), private)
+	}
+	for _, f := range t.Schema.Fields() {
+		a := t.col(f.Name)
+		if a == nil || !hasText(a.DataType()) {
+			continue
+		}
+		js, err := a.MarshalJSON()
+		if err != nil {
+			c.errorf("privacy.unreadable", rel, loc{}, "column %s: %v", f.Name, err)
+			continue
+		}
+		c.findPrivate(rel, "column "+f.Name+": ", js, private)
+	}
+}
+
+// hasText reports whether values of type t can hold text.
+func hasText(t arrow.DataType) bool {
+	switch t := t.(type) {
+	case *arrow.StringType, *arrow.LargeStringType, *arrow.BinaryType, *arrow.LargeBinaryType, *arrow.StringViewType, *arrow.BinaryViewType:
+		return true
+	case arrow.ListLikeType:
+		return hasText(t.Elem())
+	case *arrow.StructType:
+		for _, f := range t.Fields() {
+			if hasText(f.Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
