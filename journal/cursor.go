@@ -55,7 +55,10 @@ type SampleCursor struct {
 
 // Limits of one group of batches: the reading goroutine reads at most
 // groupSpan bytes of a segment at once and decodes at most groupBatches
-// batches or groupRaw bytes of sample bodies ahead.
+// batches or groupRaw bytes of decoded sample bodies ahead; a batch larger
+// than groupRaw is a group of its own, decoded only when the caller holds
+// no other group. A cursor's decoded samples thus take at most 2·groupRaw
+// or one batch, whichever is more, whatever the batches' compression ratio.
 const (
 	groupSpan    = 1 << 20
 	groupBatches = 64
@@ -181,7 +184,7 @@ func (c *SampleCursor) halt() {
 
 // run reads refs[start:] in groups into free slots and hands them over on
 // ready, until the end, an error or stop.
-func (c *SampleCursor) run(start int, free <-chan *cursorSlot, ready chan<- *cursorSlot, stop, done chan struct{}) {
+func (c *SampleCursor) run(start int, free chan *cursorSlot, ready chan<- *cursorSlot, stop, done chan struct{}) {
 	defer close(done)
 	defer close(ready)
 	var f *os.File
@@ -198,6 +201,7 @@ func (c *SampleCursor) run(start int, free <-chan *cursorSlot, ready chan<- *cur
 		case <-stop:
 			return
 		}
+		s.release()
 		s.first, s.batches, s.err = i, s.batches[:0], nil
 		if r := c.refs[i]; seg != r.seg {
 			if f != nil {
@@ -212,7 +216,22 @@ func (c *SampleCursor) run(start int, free <-chan *cursorSlot, ready chan<- *cur
 			seg = r.seg
 		}
 		if f != nil {
-			s.fill(f, c.refs, i, groupEnd(c.refs, i, c.readAhead.Load()), c.j.layouts)
+			var other *cursorSlot
+			if c.bodySize(c.refs[i]) > groupRaw {
+				// A batch larger than a group is decoded only once the
+				// caller has given back the other slot: one such batch in
+				// memory at a time, at the cost of no overlap for it.
+				select {
+				case other = <-free:
+					other.release()
+				case <-stop:
+					return
+				}
+			}
+			s.fill(f, c.refs, i, groupEnd(c.refs, i, c.readAhead.Load(), c.bodySize), c.j.layouts)
+			if other != nil {
+				free <- other // never blocks: free holds every slot
+			}
 		}
 		i += len(s.batches)
 		select {
@@ -228,23 +247,43 @@ func (c *SampleCursor) run(start int, free <-chan *cursorSlot, ready chan<- *cur
 
 // groupEnd returns the end (exclusive) of the group of refs starting at i:
 // refs of the same segment whose frames lie within groupSpan bytes of the
-// first one's start, up to groupBatches of them and groupRaw sample bytes,
-// and none after the first batch that holds a sample later than limit (a
-// reader holding the latest sample at or before limit needs that batch,
-// not the ones after it). The group holds at least refs[i].
-func groupEnd(refs []batchRef, i int, limit int64) int {
+// first one's start, up to groupBatches of them and groupRaw bytes of
+// decoded bodies (bodySize gives a ref's; a batch larger than groupRaw
+// goes alone), and none after the first batch that holds a sample later
+// than limit (a reader holding the latest sample at or before limit needs
+// that batch, not the ones after it). The group holds at least refs[i].
+func groupEnd(refs []batchRef, i int, limit int64, bodySize func(batchRef) int64) int {
 	first := refs[i]
-	raw := int64(0)
-	j := i
+	raw := bodySize(first)
+	j := i + 1
 	for ; j < len(refs) && j-i < groupBatches; j++ {
 		r := refs[j]
 		end := r.off + FrameHeaderSize + int64(r.length)
-		if j > i && (r.seg != first.seg || end-first.off > groupSpan || raw >= groupRaw || refs[j-1].last > limit) {
+		body := bodySize(r)
+		if r.seg != first.seg || end-first.off > groupSpan || raw+body > groupRaw || refs[j-1].last > limit {
 			break
 		}
-		raw += int64(r.length) // a lower bound for a zstd body: enough to bound a group
+		raw += body
 	}
 	return j
+}
+
+// bodySize returns the decoded body size of the cursor's batch r: its
+// times and values, as Open checked them.
+func (c *SampleCursor) bodySize(r batchRef) int64 {
+	return int64(r.n) * (sampleTimeSize + c.j.layouts[c.stream].sampleSize)
+}
+
+// release drops the slot's buffers that are larger than a group: a huge
+// batch's buffer must not stay with the slot once the batch is gone.
+func (s *cursorSlot) release() {
+	for k := range s.decs {
+		s.decs[k].release(groupRaw)
+	}
+	clear(s.batches[:cap(s.batches)])
+	if cap(s.buf) > groupSpan {
+		s.buf = nil
+	}
 }
 
 // fill reads and decodes the group of records refs[i:end] into s,
@@ -265,6 +304,7 @@ func (s *cursorSlot) fill(f *os.File, refs []batchRef, i, end int, layouts []*st
 	for len(s.decs) < end-i {
 		s.decs = append(s.decs, samplesDecoder{limit: MaxSamplesBody})
 	}
+
 	for k := i; k < end; k++ {
 		r := refs[k]
 		frame := buf[r.off-from : r.off-from+FrameHeaderSize+int64(r.length)]

@@ -23,8 +23,18 @@ func TestGroupEnd(t *testing.T) {
 	}
 	rawLimited := make([]batchRef, 10)
 	for i := range rawLimited {
-		rawLimited[i] = batchRef{off: int64(i) * (groupRaw / 4), length: groupRaw/4 - FrameHeaderSize}
+		rawLimited[i] = batchRef{off: int64(i) * (groupRaw / 4), length: groupRaw/4 - FrameHeaderSize, n: groupRaw/4 - FrameHeaderSize}
 	}
+	// Small frames whose bodies decode to a lot: the group is bounded by
+	// the decoded size, not the frames' (the frames here take 200 bytes).
+	compressed := func(decoded ...uint32) []batchRef {
+		refs := make([]batchRef, len(decoded))
+		for i, n := range decoded {
+			refs[i] = batchRef{off: int64(i) * 200, length: 200 - FrameHeaderSize, n: n}
+		}
+		return refs
+	}
+	const big = 300 << 20
 	tests := []struct {
 		name    string
 		refs    []batchRef
@@ -40,6 +50,11 @@ func TestGroupEnd(t *testing.T) {
 		{"a frame over the span limit is a group of its own", huge, 0, 1, math.MaxInt64},
 		{"span limit", spacedBy(100, 0, 100_000), 50, 50 + 11, math.MaxInt64}, // 10·100 kB + 1000 ≤ 1 MiB
 		{"sample bytes limit", rawLimited, 0, 4, math.MaxInt64},
+		{"huge decoded batches go one at a time", compressed(big, big, big, big, big, big, big, big), 0, 1, math.MaxInt64},
+		{"huge decoded batch after a small one", compressed(1000, big, big), 0, 1, math.MaxInt64},
+		{"the huge one alone", compressed(1000, big, big), 1, 2, math.MaxInt64},
+		{"small ones up to the limit", compressed(groupRaw/2, groupRaw/2, 1, big), 0, 2, math.MaxInt64},
+		{"exactly the limit", compressed(groupRaw/4, groupRaw/4, groupRaw/4, groupRaw/4, 1), 0, 4, math.MaxInt64},
 	}
 	// Batches of samples at [10i, 10i+9].
 	timed := make([]batchRef, 20)
@@ -60,7 +75,7 @@ func TestGroupEnd(t *testing.T) {
 	}...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := groupEnd(tc.refs, tc.start, tc.limit); got != tc.wantEnd {
+			if got := groupEnd(tc.refs, tc.start, tc.limit, func(r batchRef) int64 { return int64(r.n) }); got != tc.wantEnd {
 				t.Errorf("groupEnd(%d) = %d, want %d", tc.start, got, tc.wantEnd)
 			}
 		})

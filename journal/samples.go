@@ -146,6 +146,18 @@ type samplesDecoder struct {
 	batch Batch
 }
 
+// release drops the decoder's buffers when they are larger than keep bytes,
+// so that a huge batch does not stay in memory after its use.
+func (d *samplesDecoder) release(keep int) {
+	if cap(d.raw) > keep {
+		d.raw = nil
+	}
+	if 8*cap(d.batch.Times) > keep {
+		d.batch.Times = nil
+	}
+	clear(d.batch.Fields) // they point into raw or a read buffer
+}
+
 // decode checks and decodes payload against the stream layouts (nil for a
 // stream that is not a sensor stream). Errors match ErrInvalid, except a
 // failure to set up the zstd decoder.

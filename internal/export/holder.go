@@ -73,6 +73,10 @@ func (h *holder) load() (bool, error) {
 			// The held sample's batch is about to be reused: keep a copy.
 			h.copyHeld()
 		}
+		// Nothing may point into the batch the cursor is about to reuse or
+		// free: values' slices would keep a huge decoded batch alive while
+		// the next one is decoded.
+		clear(h.vals)
 		if !h.cursor.Next() {
 			h.eof, h.batch = true, nil
 			if err := h.cursor.Err(); err != nil {
