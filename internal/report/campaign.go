@@ -178,6 +178,8 @@ func caseChart(tasks []CampaignTask) (template.HTML, error) {
 		grid.Horizontal.Color = colGrid
 		p.Add(grid, b)
 		p.NominalX(cases...)
+		p.X.Min, p.X.Max = -0.6, float64(len(cases))-0.4
+		p.Y.Tick.Marker = niceTicks{n: 4, integer: true}
 		p.Y.Min = 0
 		if p.Y.Max < 1 {
 			p.Y.Max = 1
@@ -223,11 +225,12 @@ func attemptTimeline(tasks []CampaignTask) (template.HTML, error) {
 	axis := timeAxisFor(t1.Sub(t0).Seconds())
 	p := newPlot()
 	p.X.Label.Text = "campaign time (" + axis.name + ")"
+	p.X.Tick.Marker = niceTicks{n: 12}
 	var names []string
 	var bars spans
 	for i, t := range tasks {
 		lane := float64(len(tasks) - 1 - i)
-		names = append(names, t.TaskID)
+		names = append(names, fmt.Sprintf("%s · %s · run %s", t.CaseID, t.SettingID, t.RunID))
 		for _, a := range t.Attempts {
 			if a.Start.IsZero() || a.End.IsZero() {
 				continue
@@ -251,8 +254,9 @@ func attemptTimeline(tasks []CampaignTask) (template.HTML, error) {
 	p.Add(grid, bars)
 	slices.Reverse(names)
 	p.NominalY(names...)
+	p.Y.Padding = laneLabelPadding
 	p.Y.Min, p.Y.Max = -0.6, float64(len(tasks))-0.4
-	p.X.Min = 0
+	p.X.Min, p.X.Max = 0, t1.Sub(t0).Seconds()/axis.div
 	h := vg.Points(float64(18*len(tasks) + 50))
 	return svgOf("timeline", "Attempts of every task over the campaign, by state", vg.Points(900), h, p)
 }

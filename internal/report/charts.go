@@ -51,6 +51,10 @@ func rgb(r, g, b uint8) color.NRGBA { return color.NRGBA{r, g, b, 0xff} }
 // (it measures text with it) and with Debian's browsers.
 var chartFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
+// laneLabelPadding keeps lane names clear of the bars when the browser's
+// fallback font is wider than the one gonum measured.
+const laneLabelPadding = vg.Length(10)
+
 // newPlot returns a plot with the page's fonts, colours and grid-friendly
 // axes.
 func newPlot() *plot.Plot {
@@ -127,21 +131,68 @@ type span struct {
 	lane   float64 // nominal y
 	height float64 // in lanes (1 fills the lane)
 	fill   color.Color
+	// thin draws a span shorter than minSpanWidth as a hairline, so that
+	// hundreds of one-frame marks on a long session do not paint the lane.
+	thin bool
 }
 
-// minSpanWidth keeps a one-frame span visible at any zoom.
-const minSpanWidth = vg.Length(1.2)
+// minSpanWidth keeps a one-frame span visible at any zoom; hairline is
+// the width of a thin one.
+const (
+	minSpanWidth = vg.Length(1.2)
+	hairline     = vg.Length(0.35)
+)
 
 func (s spans) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
+	var fills rectFills
 	for _, sp := range s {
 		x0, x1 := trX(sp.x0), trX(sp.x1)
-		if x1-x0 < minSpanWidth {
-			x1 = x0 + minSpanWidth
+		if w := minSpanWidth; x1-x0 < w {
+			if sp.thin {
+				w = hairline
+			}
+			x1 = x0 + max(w, x1-x0)
 		}
-		y0, y1 := trY(sp.lane-sp.height/2), trY(sp.lane+sp.height/2)
-		pts := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
-		c.FillPolygon(sp.fill, c.ClipPolygonXY(pts))
+		fills.add(&c, sp.fill, x0, x1, trY(sp.lane-sp.height/2), trY(sp.lane+sp.height/2))
+	}
+	fills.fill(&c)
+}
+
+// rectFills gathers rectangles by colour and fills each colour's as one
+// path: one SVG element per colour instead of one per rectangle keeps a
+// long session's charts small. Colours fill in the order they first
+// appear, so later kinds (gap frames over camera files) stay on top.
+type rectFills struct {
+	order []color.Color
+	paths map[color.Color]*vg.Path
+}
+
+func (f *rectFills) add(c *draw.Canvas, col color.Color, x0, x1, y0, y1 vg.Length) {
+	pts := c.ClipPolygonXY([]vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
+	if len(pts) < 3 {
+		return
+	}
+	if f.paths == nil {
+		f.paths = map[color.Color]*vg.Path{}
+	}
+	p := f.paths[col]
+	if p == nil {
+		p = &vg.Path{}
+		f.paths[col] = p
+		f.order = append(f.order, col)
+	}
+	p.Move(pts[0])
+	for _, pt := range pts[1:] {
+		p.Line(pt)
+	}
+	p.Close()
+}
+
+func (f *rectFills) fill(c *draw.Canvas) {
+	for _, col := range f.order {
+		c.SetColor(col)
+		c.Fill(*f.paths[col])
 	}
 }
 
@@ -170,16 +221,25 @@ type band struct {
 
 func (b bands) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
+	var fills rectFills
+	type label struct {
+		at   vg.Point
+		text string
+	}
+	var labels []label
 	for _, bd := range b.list {
 		x0, x1 := trX(bd.x0), trX(bd.x1)
 		if x1-x0 < minSpanWidth {
 			x1 = x0 + minSpanWidth
 		}
-		pts := []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}}
-		c.FillPolygon(bd.fill, c.ClipPolygonXY(pts))
+		fills.add(&c, bd.fill, x0, x1, c.Min.Y, c.Max.Y)
 		if bd.text != "" && x1-x0 > b.label.Width(bd.text)+vg.Points(4) {
-			c.FillText(b.label, vg.Point{X: x0 + vg.Points(3), Y: c.Max.Y - vg.Points(2)}, bd.text)
+			labels = append(labels, label{vg.Point{X: x0 + vg.Points(3), Y: c.Max.Y - vg.Points(2)}, bd.text})
 		}
+	}
+	fills.fill(&c)
+	for _, l := range labels {
+		c.FillText(b.label, l.at, l.text)
 	}
 }
 
@@ -202,14 +262,15 @@ type rug struct {
 
 func (r rug) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, _ := p.Transforms(&c)
+	var fills rectFills
 	for _, bd := range r.list {
 		x0, x1 := trX(bd.x0), trX(bd.x1)
 		if x1-x0 < 2*minSpanWidth {
 			x1 = x0 + 2*minSpanWidth
 		}
-		pts := []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Min.Y + r.height}, {X: x0, Y: c.Min.Y + r.height}}
-		c.FillPolygon(bd.fill, c.ClipPolygonXY(pts))
+		fills.add(&c, bd.fill, x0, x1, c.Min.Y, c.Min.Y+r.height)
 	}
+	fills.fill(&c)
 }
 
 func (r rug) DataRange() (xmin, xmax, ymin, ymax float64) {
@@ -244,8 +305,9 @@ func (a timeAxis) x(t, origin int64) float64 { return float64(t-origin) / 1e9 / 
 // few ticks and "25.00"); hide leaves the labels off (stacked plots label
 // only the bottom axis).
 type niceTicks struct {
-	n    int
-	hide bool
+	n       int
+	hide    bool
+	integer bool // counts: no step below 1
 }
 
 func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -261,6 +323,9 @@ func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
 			break
 		}
 	}
+	if t.integer && step < 1 {
+		step = 1
+	}
 	var out []plot.Tick
 	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
 		if math.Abs(v) < step*1e-9 {
@@ -272,7 +337,7 @@ func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 		out = append(out, plot.Tick{Value: v, Label: label})
 		minor := v + step/2
-		if minor < hi {
+		if minor < hi && !(t.integer && step == 1) {
 			out = append(out, plot.Tick{Value: minor})
 		}
 	}

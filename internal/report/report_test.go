@@ -105,7 +105,8 @@ func TestSessionPageContent(t *testing.T) {
 		{"retried attempts", count(`<span class="fate retried">`), f.rep.Fates[plan.Retried]},
 		{"incomplete attempts", count(`<span class="fate incomplete">`), f.rep.Fates[plan.Incomplete]},
 		{"episodes", count(`<div class="ep" id="episode-\d+">`), f.rep.Episodes},
-		{"thumbnails", count(`<img src="data:image/jpeg;base64,`), 3 * f.rep.Episodes * len(f.rep.Cameras)},
+		{"thumbnail strips", count(`<img src="data:image/jpeg;base64,`), f.rep.Episodes * len(f.rep.Cameras)},
+		{"thumbnail frames", count(`alt="first frame 0, middle frame \d+, last frame \d+"`), f.rep.Episodes * len(f.rep.Cameras)},
 		{"torn tail row", count(`<th>torn tail</th>`), 1},
 		{"crash badge", count(`crashed: torn journal tail`), 1},
 		{"external references", count(`(src|href)="(https?:)?//`), 0},
@@ -210,20 +211,25 @@ func TestThumbnailsComeFromExportedVideo(t *testing.T) {
 			t.Fatal(err)
 		}
 		checked := 0
-		for i, strip := range th {
+		for i, st := range th {
 			er := res.Episodes[i]
 			if er.Chunk != 0 || er.File != 0 {
 				t.Fatalf("fixture episode %d in file %d/%d", i, er.Chunk, er.File)
 			}
-			if len(strip) != 3 {
-				t.Errorf("camera %s episode %d: %d thumbnails, want first, middle, last", stream, i, len(strip))
+			if len(st.Frames) != 3 {
+				t.Errorf("camera %s episode %d: %d frames in the strip, want first, middle, last", stream, i, len(st.Frames))
 			}
-			for _, th := range strip {
-				img := decodeURI(t, string(th.URI))
-				code, ok := video.ReadCodeImage(img)
-				w, have := want[er.FirstFrame+th.Frame]
+			img := decodeURI(t, string(st.URI))
+			if b := img.Bounds(); b.Dx() != st.Total() || b.Dy() != st.Height {
+				t.Errorf("camera %s episode %d: strip %v, want %dx%d", stream, i, b, st.Total(), st.Height)
+			}
+			for slot, frame := range st.Frames {
+				x := slot * st.Slot()
+				sub := img.SubImage(image.Rect(x, 0, x+st.Width, st.Height)).(*image.YCbCr)
+				code, ok := video.ReadCodeImage(sub)
+				w, have := want[er.FirstFrame+frame]
 				if !ok || !have || code != w {
-					t.Errorf("camera %s episode %d %s frame %d: thumbnail code %d (%v), exported video's %d (%v)", stream, i, th.Caption, th.Frame, code, ok, w, have)
+					t.Errorf("camera %s episode %d %s frame %d: thumbnail code %d (%v), exported video's %d (%v)", stream, i, st.Captions[slot], frame, code, ok, w, have)
 				}
 				checked++
 			}
@@ -303,7 +309,7 @@ func TestFrameRunsPlaceFramesOnTheClock(t *testing.T) {
 
 func TestSessionPageInBrowser(t *testing.T) {
 	f := exported(t)
-	want := 3 * f.rep.Episodes * len(f.rep.Cameras)
+	want := f.rep.Episodes * len(f.rep.Cameras) // one strip per episode and camera
 	res := loadPage(t, filepath.Join(f.shard, PageName), map[string]string{
 		"timelineShapes": `document.querySelectorAll('#timeline path').length`,
 		"timelineWidth":  `document.querySelector('#timeline').getBoundingClientRect().width`,

@@ -67,7 +67,7 @@ type episodeRow struct {
 type cameraThumbs struct {
 	Stream string
 	Gaps   int
-	Thumbs []thumb
+	Strip  strip
 }
 
 type specSection struct {
@@ -402,7 +402,7 @@ func episodeRows(ctx context.Context, r *export.Result, cams map[string]video.Ca
 			return nil, nil, err
 		}
 		for i := range rows {
-			rows[i].Cameras = append(rows[i].Cameras, cameraThumbs{Stream: s, Gaps: res.Episodes[i].Gaps, Thumbs: th[i]})
+			rows[i].Cameras = append(rows[i].Cameras, cameraThumbs{Stream: s, Gaps: res.Episodes[i].Gaps, Strip: th[i]})
 		}
 	}
 	return rows, streams, nil

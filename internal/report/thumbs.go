@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"html/template"
 	"image"
+	"image/draw"
 	"image/jpeg"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	xdraw "golang.org/x/image/draw"
 
@@ -17,24 +19,49 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
-// thumb is one frame of an exported episode, as a data URI.
-type thumb struct {
-	URI     template.URL
-	Caption string // "first", "middle", "last"
-	Frame   int    // frame index in the episode
+// strip is the first, middle and last frame of one episode of one
+// camera, side by side in one JPEG (one image, one set of JPEG tables,
+// instead of three), as a data URI.
+type strip struct {
+	URI           template.URL
+	Width, Height int   // of one frame in the strip
+	Frames        []int // frame index in the episode of each slot
+	Captions      []string
+
+	imgs []*image.RGBA // scaled frames until the strip is encoded
 }
 
+// Total is the strip's width in pixels.
+func (s strip) Total() int { return len(s.Frames)*(s.Width+stripGap) - stripGap }
+
+// Slot is the width of one frame and its gap, for the frame labels.
+func (s strip) Slot() int { return s.Width + stripGap }
+
+// Alt describes the strip for screen readers and tests.
+func (s strip) Alt() string {
+	var parts []string
+	for i, f := range s.Frames {
+		parts = append(parts, fmt.Sprintf("%s frame %d", s.Captions[i], f))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// stripGap is the white gap between the frames of a strip, in pixels.
+const stripGap = 2
+
 // thumbSize picks the thumbnails' width and JPEG quality from how many
-// there are, so that a long session's page stays small: about 3 kB each up
-// to a few hundred, about 1.5 kB beyond.
+// frames the page shows, so that a long session's page stays small (a
+// one-hour session's 1320 frames weigh 1.8 MiB at 80 px, docs/reports.md).
 func thumbSize(count int) (width, quality int) {
 	switch {
 	case count <= 120:
 		return 128, 72
 	case count <= 600:
 		return 112, 62
+	case count <= 1000:
+		return 96, 55
 	}
-	return 96, 55
+	return 80, 50
 }
 
 // slotFrames are the frames a strip shows: first, middle and last.
@@ -56,16 +83,16 @@ var slotNames = map[int]string{0: "first", 1: "middle", 2: "last"}
 
 // thumbnails decodes, from the exported mp4 files of one camera in
 // shardDir, the first, middle and last frame of every episode, and returns
-// them per episode. Only the wanted frames are converted; each file is
-// decoded once.
-func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraResult, width, quality int) ([][]thumb, error) {
-	type want struct{ episode, slot, frame int }
+// one strip per episode. Only the wanted frames are converted; each file
+// is decoded once, up to its last wanted frame.
+func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraResult, width, quality int) ([]strip, error) {
+	type want struct{ episode, slot int }
 	type fileKey struct{ chunk, file int }
 	byFile := map[fileKey]map[int][]want{} // file → frame index in file → wants
-	out := make([][]thumb, len(res.Episodes))
+	out := make([]strip, len(res.Episodes))
 	for i, er := range res.Episodes {
 		slots := slotFrames(er.Frames)
-		out[i] = make([]thumb, len(slots))
+		out[i] = strip{Frames: slots, imgs: make([]*image.RGBA, len(slots))}
 		k := fileKey{er.Chunk, er.File}
 		if byFile[k] == nil {
 			byFile[k] = map[int][]want{}
@@ -75,8 +102,8 @@ func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraR
 			if len(slots) == 2 && s == 1 {
 				name = "last"
 			}
-			out[i][s] = thumb{Caption: name, Frame: f}
-			byFile[k][er.FirstFrame+f] = append(byFile[k][er.FirstFrame+f], want{i, s, f})
+			out[i].Captions = append(out[i].Captions, name)
+			byFile[k][er.FirstFrame+f] = append(byFile[k][er.FirstFrame+f], want{i, s})
 		}
 	}
 	keys := make([]fileKey, 0, len(byFile))
@@ -105,12 +132,9 @@ func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraR
 				if err != nil {
 					return err
 				}
-				uri, err := jpegURI(img, width, quality)
-				if err != nil {
-					return fmt.Errorf("%s frame %d: %w", path, df.Index, err)
-				}
+				small := scaled(img, width)
 				for _, w := range ws {
-					out[w.episode][w.slot].URI = uri
+					out[w.episode].imgs[w.slot] = small
 				}
 				found++
 			}
@@ -126,19 +150,42 @@ func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraR
 			return nil, fmt.Errorf("report: thumbnails: %s holds %d of the %d frames the episodes name", path, found, len(wants))
 		}
 	}
+	for i := range out {
+		if err := out[i].encode(quality); err != nil {
+			return nil, fmt.Errorf("report: thumbnails: episode %d: %w", i, err)
+		}
+	}
 	return out, nil
 }
 
-// jpegURI scales img to width (keeping its aspect) and encodes it as a
+// encode lays the strip's frames side by side and encodes them as one
 // JPEG data URI.
-func jpegURI(img image.Image, width, quality int) (template.URL, error) {
+func (s *strip) encode(quality int) error {
+	if len(s.imgs) == 0 {
+		return nil
+	}
+	b := s.imgs[0].Bounds()
+	s.Width, s.Height = b.Dx(), b.Dy()
+	all := image.NewRGBA(image.Rect(0, 0, len(s.imgs)*(s.Width+stripGap)-stripGap, s.Height))
+	draw.Draw(all, all.Bounds(), image.White, image.Point{}, draw.Src)
+	for i, img := range s.imgs {
+		at := image.Rect(i*(s.Width+stripGap), 0, i*(s.Width+stripGap)+s.Width, s.Height)
+		draw.Draw(all, at, img, img.Bounds().Min, draw.Src)
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, all, &jpeg.Options{Quality: quality}); err != nil {
+		return err
+	}
+	s.URI = template.URL("data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())) // #nosec: our own bytes
+	s.imgs = nil
+	return nil
+}
+
+// scaled returns img scaled to width pixels, keeping its aspect.
+func scaled(img image.Image, width int) *image.RGBA {
 	b := img.Bounds()
 	h := max(1, b.Dy()*width/max(1, b.Dx()))
 	small := image.NewRGBA(image.Rect(0, 0, width, h))
 	xdraw.CatmullRom.Scale(small, small.Bounds(), img, b, xdraw.Src, nil)
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, small, &jpeg.Options{Quality: quality}); err != nil {
-		return "", err
-	}
-	return template.URL("data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())), nil // #nosec: our own bytes
+	return small
 }

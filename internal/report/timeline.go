@@ -262,7 +262,7 @@ func timeline(in timelineInput) (template.HTML, error) {
 			bars = append(bars, span{x0: in.clk.x(f.from), x1: in.clk.x(f.to), lane: l, height: 0.34, fill: colCamera})
 		}
 		for _, g := range c.gaps {
-			bars = append(bars, span{x0: in.clk.x(g.from), x1: in.clk.x(g.to), lane: l, height: 0.7, fill: colGap})
+			bars = append(bars, span{x0: in.clk.x(g.from), x1: in.clk.x(g.to), lane: l, height: 0.7, fill: colGap, thin: true})
 		}
 	}
 	jl := laneOf(journalLane)
@@ -296,6 +296,7 @@ func timeline(in timelineInput) (template.HTML, error) {
 	rev := slices.Clone(names)
 	slices.Reverse(rev)
 	p.NominalY(rev...)
+	p.Y.Padding = laneLabelPadding
 	p.Y.Min, p.Y.Max = -0.6, float64(len(names))-0.4
 	height := vg.Points(float64(28*len(names) + 46))
 	return svgOf("timeline", "Timeline of the session: attempts by fate, resets, pauses, camera coverage and journal damage", vg.Points(900), height, p)

@@ -17,10 +17,10 @@ import (
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
-// traceBuckets is how many time buckets a trace keeps: about two per pixel
-// of the page's plot width, whatever the session's length, so a one-hour
-// session's traces weigh what a one-minute session's do.
-const traceBuckets = 700
+// traceBuckets is how many time buckets a trace keeps: one per two or
+// three pixels of the page's plot width, whatever the session's length, so
+// a one-hour session's traces weigh what a one-minute session's do.
+const traceBuckets = 480
 
 // maxTraceLines bounds the lines of one field's plot (a vector field of
 // more elements shows its first ones) and maxTracePlots the plots.
@@ -146,16 +146,26 @@ func (tr *trace) line(e int, clk clock) plotter.XYs {
 		return tr.raw[e]
 	}
 	width := float64(clk.end-clk.origin) / traceBuckets
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for b := range traceBuckets {
+		if tr.has[b] {
+			lo, hi = math.Min(lo, tr.min[e][b]), math.Max(hi, tr.max[e][b])
+		}
+	}
+	// A bucket whose spread is below what the plot can show is one point.
+	flat := (hi - lo) / 300
 	var pts plotter.XYs
 	for b := range traceBuckets {
 		if !tr.has[b] {
 			continue
 		}
 		x := clk.x(clk.origin + int64((float64(b)+0.5)*width))
-		pts = append(pts, plotter.XY{X: x, Y: tr.min[e][b]})
-		if tr.max[e][b] != tr.min[e][b] {
-			pts = append(pts, plotter.XY{X: x, Y: tr.max[e][b]})
+		mn, mx := tr.min[e][b], tr.max[e][b]
+		if mx-mn <= flat {
+			pts = append(pts, plotter.XY{X: x, Y: (mn + mx) / 2})
+			continue
 		}
+		pts = append(pts, plotter.XY{X: x, Y: mn}, plotter.XY{X: x, Y: mx})
 	}
 	return pts
 }
