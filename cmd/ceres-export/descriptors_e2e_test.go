@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,6 +81,24 @@ func TestE2EDescriptorIDsAreStable(t *testing.T) {
 	}
 	for _, s := range []string{shardA, shardB} {
 		mustRun(t, "verify", s)
+	}
+
+	// A merge pools by id: one descriptor per task, features summed, every
+	// instruction text it was recorded under.
+	merged := filepath.Join(out, "merged")
+	mustRun(t, "merge", shardA, shardB, "-o", merged)
+	mustRun(t, "verify", merged)
+	fm := readDescriptors(t, merged)
+	if got := idsByTask(fm); len(fm.Tasks) != 2 || got["pick"] != ida["pick"] || got["inspect"] != ida["inspect"] {
+		t.Fatalf("merged descriptors %v, want the sessions' ids %v, one each", got, ida)
+	}
+	pick, pickA, pickB := fm.Tasks[0], fr.Tasks[0], fb.Tasks[0]
+	if pick.Features.Sessions != 2 || pick.Features.Episodes != pickA.Features.Episodes+pickB.Features.Episodes ||
+		pick.Features.Attempts != pickA.Features.Attempts+pickB.Features.Attempts {
+		t.Errorf("merged pick features %+v, want the sum of %+v and %+v", pick.Features, pickA.Features, pickB.Features)
+	}
+	if want := []string{"Pick exactly one sample", "Pick one sample"}; !slices.Equal(pick.Ext.Ceres.Instructions, want) {
+		t.Errorf("merged pick instructions %q, want %q", pick.Ext.Ceres.Instructions, want)
 	}
 
 	_, errOut, code := run(t, "export", a, "-o", filepath.Join(out, "c"), "--task-group", "run=x")

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceres-robotics/ceres-export/internal/merge"
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
@@ -31,6 +32,7 @@ type MergeOptions struct {
 	Replace   bool
 	NoConcat  bool
 	Quantiles string
+	Privacy   string
 	JSON      bool
 }
 
@@ -42,6 +44,7 @@ func (o *MergeOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.Replace, "replace", false, "replace an existing merged dataset at -o atomically")
 	f.BoolVar(&o.NoConcat, "no-concat", false, "keep each source video file as its own file (LeRobot's concatenate_videos=False)")
 	f.StringVar(&o.Quantiles, "quantiles", "weighted-mean", "how per-episode quantiles combine: weighted-mean (LeRobot 0.4.4) or envelope (newer LeRobot)")
+	f.StringVar(&o.Privacy, "privacy", "full", "metadata-only: require every source to be a metadata-only export, so that the dataset may leave the lab")
 	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
 }
 
@@ -106,9 +109,13 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 	default:
 		return withCode(exitUsage, fmt.Errorf("merge: --quantiles %q: want weighted-mean or envelope", o.Quantiles))
 	}
+	mode, err := privacy.ParseMode(o.Privacy)
+	if err != nil {
+		return withCode(exitUsage, fmt.Errorf("merge: %w", err))
+	}
 	res, err := merge.Merge(ctx, merge.Options{
 		Sources: o.Shards, Output: o.Output, Into: o.Into, Replace: o.Replace, NoConcat: o.NoConcat,
-		Quantiles: q, Version: version, Logger: s.Logger(),
+		Quantiles: q, Privacy: mode, Version: version, Logger: s.Logger(),
 	})
 	if err != nil {
 		return withCode(mergeErrorCode(err), err)

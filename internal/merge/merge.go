@@ -23,6 +23,7 @@ import (
 	"sync"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 )
@@ -53,6 +54,10 @@ type Options struct {
 	// (LeRobot's concatenate_videos=False) instead of joining files up to
 	// the size limit.
 	NoConcat bool
+	// Privacy privacy.MetadataOnly makes sure the dataset may leave the lab:
+	// every source must be a metadata-only export. Without it the dataset
+	// is metadata-only exactly when its sources are (they may not mix).
+	Privacy privacy.Mode
 	// Quantiles says how per-episode quantiles combine into stats.json.
 	Quantiles shard.QuantileAggregation
 	// ChunksSize, DataFileSizeMB and VideoFileSizeMB are LeRobot's
@@ -146,6 +151,10 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 		sources[i] = s
 	}
 	if err := checkDuplicates(sources); err != nil {
+		return nil, err
+	}
+	// Privacy first: a metadata-only source also lacks the video features.
+	if err := checkPrivacy(sources, opts.Privacy); err != nil {
 		return nil, err
 	}
 	if err := checkCompatible(sources); err != nil {
@@ -335,6 +344,9 @@ func (m *merger) run(ctx context.Context, st *shard.Staging) (*Result, error) {
 	if err := b.WriteCeresJSON(mergeReportName, report); err != nil {
 		return nil, err
 	}
+	if err := m.writePooled(b); err != nil {
+		return nil, err
+	}
 	if err := b.Finish(nil); err != nil {
 		return nil, err
 	}
@@ -410,7 +422,13 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 			return nil, err
 		}
 		for h, spec := range s.specs {
-			if err := b.WriteSpec(h, spec); err != nil {
+			var err error
+			if s.private {
+				err = b.WriteCeresFile(privacy.RedactedSpecDir+"/"+h+".json", spec)
+			} else {
+				err = b.WriteSpec(h, spec)
+			}
+			if err != nil {
 				return nil, err
 			}
 		}

@@ -11,7 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/descriptor"
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
@@ -221,6 +224,45 @@ func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 		if err := b.WriteCeresFile(fmt.Sprintf("%s/%04d/%s", sourceFilesDir, idx, filepath.Base(rel)), data); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// writePooled writes what the dataset pools across its sources: the task
+// descriptors (ceres/tasks.json, one per task id with summed features and
+// every instruction text it was recorded under) and, for metadata-only
+// sources, the privacy marker.
+func (m *merger) writePooled(b *shard.Builder) error {
+	all := make([][]descriptor.Descriptor, len(m.sources))
+	for i, s := range m.sources {
+		all[i] = s.descriptors
+	}
+	pooled := descriptor.Pool(all...)
+	if err := b.WriteCeresJSON(descriptor.FileName, descriptor.File{SchemaVersion: descriptor.SchemaVersion, Tasks: pooled}); err != nil {
+		return err
+	}
+	if m.sources[0].private {
+		return b.WriteCeresJSON(privacy.MarkerName, privacy.Marker{SchemaVersion: 1, Mode: privacy.MetadataOnly})
+	}
+	return nil
+}
+
+// checkPrivacy refuses sources that mix metadata-only and full exports, and
+// full sources when the dataset must be metadata-only.
+func checkPrivacy(sources []*source, mode privacy.Mode) error {
+	var full, private []string
+	for _, s := range sources {
+		if s.private {
+			private = append(private, s.dir)
+		} else {
+			full = append(full, s.dir)
+		}
+	}
+	switch {
+	case mode == privacy.MetadataOnly && len(full) > 0:
+		return fmt.Errorf("%w: --privacy metadata-only joins metadata-only exports only; these are full (export them with --privacy metadata-only): %s", ErrMismatch, strings.Join(full, ", "))
+	case len(full) > 0 && len(private) > 0:
+		return fmt.Errorf("%w: metadata-only and full sources cannot be joined; metadata-only: %s; full: %s", ErrMismatch, strings.Join(private, ", "), strings.Join(full, ", "))
 	}
 	return nil
 }

@@ -16,7 +16,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
@@ -51,6 +53,10 @@ type source struct {
 	episodes  []sourceEpisode
 	frames    int64
 	specs     map[string][]byte
+	// private: a metadata-only dataset (ceres/privacy.json).
+	private bool
+	// descriptors are its ceres/tasks.json.
+	descriptors []descriptor.Descriptor
 
 	// reportSHA is the SHA-256 of ceres/export-report.json (shards).
 	reportSHA string
@@ -114,7 +120,11 @@ func openSource(ctx context.Context, dir string) (*source, error) {
 	if err := s.readEpisodes(ctx); err != nil {
 		return nil, err
 	}
+	s.private = exists(s.path("ceres/" + privacy.MarkerName))
 	if err := s.readSpecs(); err != nil {
+		return nil, err
+	}
+	if err := s.readDescriptors(); err != nil {
 		return nil, err
 	}
 	if err := s.readProvenance(); err != nil {
@@ -447,6 +457,7 @@ func readCeres(t *table, i int) (shard.CeresEpisode, error) {
 	c.SpecVersion = num("ceres/task_specification/version")
 	c.SpecHash = str("ceres/task_specification/hash")
 	c.RecordedSpecHash = str("ceres/task_specification/recorded_hash")
+	c.TaskDescriptorID = str("ceres/task_descriptor_id")
 	if t.has(sourceKeyPrefix + "index") {
 		src := &shard.EpisodeSource{
 			Index:        num(sourceKeyPrefix + "index"),
@@ -471,9 +482,14 @@ func readCeres(t *table, i int) (shard.CeresEpisode, error) {
 	return c, errors.Join(errs...)
 }
 
-// readSpecs reads every stored specification (checked against its name).
+// readSpecs reads every stored specification (checked against its name;
+// a metadata-only source's redacted copies carry the original's name).
 func (s *source) readSpecs() error {
-	entries, err := os.ReadDir(s.path(specDir))
+	dir := specDir
+	if s.private {
+		dir = "ceres/" + privacy.RedactedSpecDir
+	}
+	entries, err := os.ReadDir(s.path(dir))
 	if err != nil {
 		return fmt.Errorf("source %w", err)
 	}
@@ -482,23 +498,42 @@ func (s *source) readSpecs() error {
 		if !ok || !e.Type().IsRegular() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(s.path(specDir), e.Name()))
+		b, err := os.ReadFile(filepath.Join(s.path(dir), e.Name()))
 		if err != nil {
 			return fmt.Errorf("source %w", err)
 		}
 		sum := sha256.Sum256(b)
-		if hex.EncodeToString(sum[:]) != hash {
-			return fmt.Errorf("%s: the SHA-256 of its bytes is not its name", filepath.Join(s.path(specDir), e.Name()))
+		if hex.EncodeToString(sum[:]) != hash && !s.private {
+			return fmt.Errorf("%s: the SHA-256 of its bytes is not its name", filepath.Join(s.path(dir), e.Name()))
 		}
 		s.specs[hash] = b
 	}
 	for _, e := range s.episodes {
 		for _, h := range []string{e.ceres.SpecHash, e.ceres.RecordedSpecHash} {
 			if s.specs[h] == nil {
-				return fmt.Errorf("%s: episode %d names specification %s, which is not stored under %s", s.dir, e.index, h, specDir)
+				return fmt.Errorf("%s: episode %d names specification %s, which is not stored under %s", s.dir, e.index, h, dir)
 			}
 		}
 	}
+	return nil
+}
+
+// readDescriptors reads ceres/tasks.json, the task descriptors the merge
+// pools.
+func (s *source) readDescriptors() error {
+	p := s.path("ceres/" + descriptor.FileName)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return fmt.Errorf("source %w", err)
+	}
+	var f descriptor.File
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	if f.SchemaVersion != descriptor.SchemaVersion {
+		return fmt.Errorf("%s: schema_version %d, want %d", p, f.SchemaVersion, descriptor.SchemaVersion)
+	}
+	s.descriptors = f.Tasks
 	return nil
 }
 
