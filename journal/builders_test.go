@@ -105,8 +105,8 @@ func fixedNow() time.Time { return time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC
 func writeSession(t testing.TB, opts WriterOptions, steps []step) string {
 	t.Helper()
 	dir := t.TempDir()
-	if opts.Now == nil {
-		opts.Now = fixedNow
+	if opts.now == nil {
+		opts.now = fixedNow
 	}
 	w, err := NewWriter(dir, opts)
 	if err != nil {
@@ -263,4 +263,20 @@ func allSamples(t testing.TB, j *Journal, stream string) (times []int64, fields 
 func open(t testing.TB, dir string, opts Options) (*Journal, error) {
 	t.Helper()
 	return Open(context.Background(), dir, opts)
+}
+
+// isTornTail is the acceptable-end predicate: it reports whether the frames of
+// a last segment end in a torn tail at the invalid frame err (from Next)
+// names, that is, whether no valid frame follows it. It returns false for a
+// nil, io.EOF or non-corruption err.
+func isTornTail(fr *FrameReader, err error) (bool, error) {
+	var fe *Error
+	if !errors.As(err, &fe) || !errors.Is(err, ErrCorrupt) {
+		return false, nil
+	}
+	_, found, rerr := fr.FindValid(fe.Offset + 1)
+	if rerr != nil {
+		return false, rerr
+	}
+	return !found, nil
 }

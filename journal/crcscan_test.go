@@ -125,9 +125,9 @@ func TestIsTornTail(t *testing.T) {
 		if _, _, again := fr.Next(); again != err {
 			t.Errorf("%s: error not sticky: %v then %v", c.name, err, again)
 		}
-		torn, terr := fr.IsTornTail(err)
+		torn, terr := isTornTail(fr, err)
 		if terr != nil || torn != c.torn {
-			t.Errorf("%s: IsTornTail = %v %v, want %v", c.name, torn, terr, c.torn)
+			t.Errorf("%s: isTornTail = %v %v, want %v", c.name, torn, terr, c.torn)
 		}
 	}
 }

@@ -329,9 +329,6 @@ func (c *SampleCursor) Batch() *Batch { return c.batch }
 // Err returns the error that stopped the cursor, if any.
 func (c *SampleCursor) Err() error { return c.err }
 
-// Remaining returns how many samples the batches after the current one hold.
-func (c *SampleCursor) Remaining() int64 { return c.remains }
-
 // SeekTime positions the cursor so that the next Next reads the first batch
 // holding a sample at or after t (batches before it are skipped unread).
 // A seek forward within the group of batches already read costs nothing.

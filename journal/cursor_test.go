@@ -146,8 +146,8 @@ func TestCursorSeekAndReadAhead(t *testing.T) {
 					if want := int64(next*per) * 100 * ms; b.Times[0] != want || b.Len() != per {
 						t.Fatalf("batch starts at %d with %d samples, want batch %d at %d", b.Times[0], b.Len(), next, want)
 					}
-					if want := int64((batches - next - 1) * per); c.Remaining() != want {
-						t.Fatalf("batch %d: Remaining = %d, want %d", next, c.Remaining(), want)
+					if want := int64((batches - next - 1) * per); c.remains != want {
+						t.Fatalf("batch %d: remains = %d, want %d", next, c.remains, want)
 					}
 					next++
 				}

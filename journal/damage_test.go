@@ -190,8 +190,8 @@ func newLimitedWriter(t testing.TB, dir string, limit int64, opts WriterOptions,
 	if err := os.MkdirAll(jdir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if opts.Now == nil {
-		opts.Now = fixedNow
+	if opts.now == nil {
+		opts.now = fixedNow
 	}
 	left := limit
 	create := func(path string) (segmentFile, error) {
@@ -274,7 +274,7 @@ func TestWriterFailsAfterN(t *testing.T) {
 func TestWriterSyncs(t *testing.T) {
 	syncs := 0
 	now := fixedNow()
-	w, err := newLimitedWriter(t, t.TempDir(), 1<<30, WriterOptions{Now: func() time.Time { return now }}, &syncs)
+	w, err := newLimitedWriter(t, t.TempDir(), 1<<30, WriterOptions{now: func() time.Time { return now }}, &syncs)
 	if err != nil {
 		t.Fatal(err)
 	}

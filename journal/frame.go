@@ -171,19 +171,3 @@ func (fr *FrameReader) Resync(off int64) {
 	fr.off = off
 	fr.frame = off
 }
-
-// IsTornTail is the acceptable-end predicate: it reports whether the frames of
-// a last segment end in a torn tail at the invalid frame err (from Next)
-// names, that is, whether no valid frame follows it. It returns false for a
-// nil, io.EOF or non-corruption err.
-func (fr *FrameReader) IsTornTail(err error) (bool, error) {
-	var fe *Error
-	if !errors.As(err, &fe) || !errors.Is(err, ErrCorrupt) {
-		return false, nil
-	}
-	_, found, rerr := fr.FindValid(fe.Offset + 1)
-	if rerr != nil {
-		return false, rerr
-	}
-	return !found, nil
-}

@@ -72,7 +72,7 @@ func TestLargeSegmentDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	if !c.Next() || c.Batch().Times[0] != int64(150*per)*100e6 || c.Remaining() != int64(48*per) {
+	if !c.Next() || c.Batch().Times[0] != int64(150*per)*100e6 || c.remains != int64(48*per) {
 		t.Fatalf("after SeekTime: %v", c.Err())
 	}
 	read := 1

@@ -99,33 +99,12 @@ func (b *Batch) FieldElems(i int) int { return b.layout.fields[i].elems }
 // FieldSize returns the byte size of one value of field i.
 func (b *Batch) FieldSize(i int) int { return b.layout.fields[i].size }
 
-// FieldDtype returns the dtype of field i.
-func (b *Batch) FieldDtype(i int) Dtype { return b.layout.fields[i].dtype }
-
 // Float64At returns element j of field i (j runs over all n·FieldElems(i)
 // elements, sample-major) converted to float64; bool is 0 or 1, nonzero bytes
 // counting as true.
 func (b *Batch) Float64At(i, j int) float64 {
 	f := &b.layout.fields[i]
 	return f.dtype.Float64(b.Fields[i], j)
-}
-
-// AppendFloat32 appends every element of field i, converted to float32, to
-// dst and returns it.
-func (b *Batch) AppendFloat32(dst []float32, i int) []float32 {
-	f := &b.layout.fields[i]
-	raw := b.Fields[i]
-	if f.dtype == DtypeFloat32 {
-		for j := 0; j+4 <= len(raw); j += 4 {
-			dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(raw[j:])))
-		}
-		return dst
-	}
-	n := len(raw) / f.elemSize
-	for j := range n {
-		dst = append(dst, float32(b.Float64At(i, j)))
-	}
-	return dst
 }
 
 // zstdDecoder is shared by every reader: DecodeAll is safe for concurrent

@@ -25,8 +25,9 @@ type WriterOptions struct {
 	// SyncInterval is the longest time between fsyncs while records are
 	// written. Default 1 s; negative syncs after every record.
 	SyncInterval time.Duration
-	// Now returns the current time; default time.Now. For tests.
-	Now func() time.Time
+
+	// now is the clock of SyncInterval; nil means time.Now (tests set it).
+	now func() time.Time
 }
 
 // DefaultSegmentSize is WriterOptions.SegmentSize's default.
@@ -97,8 +98,8 @@ func newWriter(jdir string, opts WriterOptions, create func(string) (segmentFile
 	if opts.SyncInterval == 0 {
 		opts.SyncInterval = time.Second
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.now == nil {
+		opts.now = time.Now
 	}
 	var seq uint32
 	if entries, err := os.ReadDir(jdir); err == nil {
@@ -111,7 +112,7 @@ func newWriter(jdir string, opts WriterOptions, create func(string) (segmentFile
 		}
 	}
 	w := &Writer{dir: jdir, opts: opts, create: create, syncDir: syncDir, seq: seq}
-	w.lastSync = opts.Now()
+	w.lastSync = opts.now()
 	if err := w.startSegment(); err != nil {
 		return nil, err
 	}
@@ -164,9 +165,9 @@ func (w *Writer) usable() error {
 	return w.err
 }
 
-// WriteRecord appends one record of type typ with payload as it is, without
-// any check but the frame's limits: for tests and fault injection.
-func (w *Writer) WriteRecord(typ uint8, payload []byte) error {
+// writeRecord appends one record of type typ with payload as it is, without
+// any check but the frame's limits (tests write damaged journals with it).
+func (w *Writer) writeRecord(typ uint8, payload []byte) error {
 	return w.write(typ, payload, false)
 }
 
@@ -196,7 +197,7 @@ func (w *Writer) write(typ uint8, payload []byte, boundary bool) error {
 	if err != nil {
 		return w.fail(err)
 	}
-	if now := w.opts.Now(); boundary || w.opts.SyncInterval < 0 || now.Sub(w.lastSync) >= w.opts.SyncInterval {
+	if now := w.opts.now(); boundary || w.opts.SyncInterval < 0 || now.Sub(w.lastSync) >= w.opts.SyncInterval {
 		return w.Sync()
 	}
 	return nil
@@ -310,7 +311,7 @@ func (w *Writer) Sync() error {
 	if err := w.f.Sync(); err != nil {
 		return w.fail(err)
 	}
-	w.lastSync = w.opts.Now()
+	w.lastSync = w.opts.now()
 	return nil
 }
 

@@ -71,7 +71,7 @@ func TestWriterDeterministic(t *testing.T) {
 // usable), a restart starting a new segment, and use after Close.
 func TestWriterChecksAndClose(t *testing.T) {
 	dir := t.TempDir()
-	w, err := NewWriter(dir, WriterOptions{Now: fixedNow})
+	w, err := NewWriter(dir, WriterOptions{now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +98,8 @@ func TestWriterChecksAndClose(t *testing.T) {
 	if err := w.WriteSession(bad); !errors.Is(err, ErrInvalid) {
 		t.Errorf("WriteSession with a bad dtype = %v", err)
 	}
-	if err := w.WriteRecord(TypeEvent, make([]byte, MaxPayload+1)); err == nil {
-		t.Error("WriteRecord over the limit succeeded")
+	if err := w.writeRecord(TypeEvent, make([]byte, MaxPayload+1)); err == nil {
+		t.Error("writeRecord over the limit succeeded")
 	}
 	must(t, w.WriteSamples(0, times, fields, true))
 	must(t, w.Close())
@@ -111,7 +111,7 @@ func TestWriterChecksAndClose(t *testing.T) {
 	}
 
 	// A restarted recorder continues in segment 2.
-	w, err = NewWriter(dir, WriterOptions{Now: fixedNow})
+	w, err = NewWriter(dir, WriterOptions{now: fixedNow})
 	if err != nil {
 		t.Fatal(err)
 	}
