@@ -200,10 +200,11 @@ func (f DecodedFrame) Seconds() *big.Rat {
 // presentation order and calls fn for each. A file cut short ends at the
 // last frame it holds, and DecodeEach then returns the read error after the
 // frames (wrapping it), so callers can tell a complete file from a cut one.
+// Its own errors say "video:"; fn's and ctx's come back as they are.
 func DecodeEach(ctx context.Context, path string, fn func(DecodedFrame) error) error {
 	d, err := openDecoder(path, 0)
 	if err != nil {
-		return err
+		return fmt.Errorf("video: %w", err)
 	}
 	defer d.close()
 	for i := 0; ; i++ {
@@ -215,14 +216,17 @@ func DecodeEach(ctx context.Context, path string, fn func(DecodedFrame) error) e
 			break
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("video: %w", err)
 		}
 		if err := fn(DecodedFrame{Index: i, PTS: pts, TimeBaseNum: d.tb.Num(), TimeBaseDen: d.tb.Den(), Frame: f}); err != nil {
 			return err
 		}
 	}
 	if d.readErr != nil {
-		return d.readErr
+		return fmt.Errorf("video: %w", d.readErr)
 	}
-	return d.decodeErr
+	if d.decodeErr != nil {
+		return fmt.Errorf("video: %w", d.decodeErr)
+	}
+	return nil
 }

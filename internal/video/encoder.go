@@ -158,7 +158,7 @@ const (
 func FeatureInfo(width, height, fps int, enc EncoderOptions, style InfoStyle) (map[string]any, error) {
 	enc, err := enc.normalized()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("video: %w", err)
 	}
 	m := map[string]any{
 		"video.height":   height,

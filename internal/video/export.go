@@ -137,13 +137,13 @@ type exporter struct {
 // the algorithm. It is safe to run one ExportCamera per goroutine.
 func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes, opts ExportOptions) (res CameraResult, err error) {
 	if opts.FPS <= 0 || opts.FPS > lerobot.MaxFPS {
-		return res, fmt.Errorf("export: FPS %d outside [1, %d]", opts.FPS, lerobot.MaxFPS)
+		return res, fmt.Errorf("video: FPS %d outside [1, %d]", opts.FPS, lerobot.MaxFPS)
 	}
 	if opts.FilePath == nil {
-		return res, errors.New("export: FilePath is required")
+		return res, errors.New("video: FilePath is required")
 	}
 	if len(sources) == 0 {
-		return res, errors.New("export: no source files")
+		return res, errors.New("video: no source files")
 	}
 	if opts.SourceFPS == 0 {
 		opts.SourceFPS = opts.FPS
@@ -156,12 +156,12 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 	}
 	if opts.SourceFPS < 0 || opts.MaxFileBytes < 0 || opts.MaxFileFrames < 0 || opts.ChunkSize < 0 || opts.Width < 0 || opts.Height < 0 ||
 		opts.Width%2 != 0 || opts.Height%2 != 0 || opts.FirstFile >= opts.ChunkSize {
-		return res, fmt.Errorf("export: invalid options (source fps %d, max bytes %d, chunk size %d, size %dx%d, first file %d)",
+		return res, fmt.Errorf("video: invalid options (source fps %d, max bytes %d, chunk size %d, size %dx%d, first file %d)",
 			opts.SourceFPS, opts.MaxFileBytes, opts.ChunkSize, opts.Width, opts.Height, opts.FirstFile)
 	}
 	enc, err := opts.Encoder.normalized()
 	if err != nil {
-		return res, fmt.Errorf("export: %w", err)
+		return res, fmt.Errorf("video: %w", err)
 	}
 	x := &exporter{opts: opts, enc: enc, chunk: opts.FirstChunk, file: opts.FirstFile, convSeq: -1}
 	x.period = new(big.Rat).SetFrac64(1e9, int64(opts.SourceFPS))
@@ -169,14 +169,14 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 	for e, ep := range episodes {
 		n, first, end := ep.bounds(opts.FPS)
 		if n == 0 {
-			return res, fmt.Errorf("export: episode %d has no frames", e)
+			return res, fmt.Errorf("video: episode %d has no frames", e)
 		}
 		if e > 0 && first < last {
-			return res, fmt.Errorf("export: episode %d frame 0: time %d before the previous frame's %d", e, first, last)
+			return res, fmt.Errorf("video: episode %d frame 0: time %d before the previous frame's %d", e, first, last)
 		}
 		for k, t := range ep.Times {
 			if k > 0 && t < ep.Times[k-1] {
-				return res, fmt.Errorf("export: episode %d frame %d: time %d before the previous frame's %d", e, k, t, ep.Times[k-1])
+				return res, fmt.Errorf("video: episode %d frame %d: time %d before the previous frame's %d", e, k, t, ep.Times[k-1])
 			}
 		}
 		last = end
@@ -189,16 +189,16 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 	// The output size comes from the first source frame.
 	if x.next, err = x.src.next(); err != nil {
 		if errors.Is(err, io.EOF) {
-			return res, errors.New("export: the sources hold no frames")
+			return res, errors.New("video: the sources hold no frames")
 		}
-		return res, fmt.Errorf("export: %w", err)
+		return res, fmt.Errorf("video: %w", err)
 	}
 	x.w, x.h = opts.Width, opts.Height
 	if x.w == 0 || x.h == 0 {
 		x.w, x.h = x.next.frame.Width()&^1, x.next.frame.Height()&^1
 	}
 	if x.w < 2 || x.h < 2 {
-		return res, fmt.Errorf("export: output size %dx%d too small", x.w, x.h)
+		return res, fmt.Errorf("video: output size %dx%d too small", x.w, x.h)
 	}
 	x.spec = x.encoderSpec(x.next.frame)
 
@@ -219,7 +219,7 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 				break
 			}
 			if err != nil {
-				return res, fmt.Errorf("export: %w", err)
+				return res, fmt.Errorf("video: %w", err)
 			}
 			h.free()
 		}
@@ -279,11 +279,11 @@ func (x *exporter) episode(ctx context.Context, e int, times []int64) (EpisodeRe
 	if x.out == nil {
 		path := x.opts.FilePath(x.chunk, x.file)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return EpisodeResult{}, fmt.Errorf("export: %w", err)
+			return EpisodeResult{}, fmt.Errorf("video: %w", err)
 		}
 		out, err := openOutput(path, x.spec)
 		if err != nil {
-			return EpisodeResult{}, fmt.Errorf("export: %w", err)
+			return EpisodeResult{}, fmt.Errorf("video: %w", err)
 		}
 		x.out, x.fileFrames = out, 0
 	}
@@ -303,7 +303,7 @@ func (x *exporter) episode(ctx context.Context, e int, times []int64) (EpisodeRe
 		target.SetInt64(tk)
 		chosen, gap, err := x.pick(target)
 		if err != nil {
-			return r, fmt.Errorf("export: episode %d frame %d: %w", e, k, err)
+			return r, fmt.Errorf("video: episode %d frame %d: %w", e, k, err)
 		}
 		if gap {
 			r.addGap(k)
@@ -316,12 +316,12 @@ func (x *exporter) episode(ctx context.Context, e int, times []int64) (EpisodeRe
 			r.Choices = append(r.Choices, chosen.ref)
 		}
 		if err := x.convert(chosen); err != nil {
-			return r, fmt.Errorf("export: episode %d frame %d: %w", e, k, err)
+			return r, fmt.Errorf("video: episode %d frame %d: %w", e, k, err)
 		}
 		if len(samples) > 0 && samples[0] == k {
 			for len(samples) > 0 && samples[0] == k {
 				if err := x.sample(&acc); err != nil {
-					return r, fmt.Errorf("export: episode %d frame %d: stats: %w", e, k, err)
+					return r, fmt.Errorf("video: episode %d frame %d: stats: %w", e, k, err)
 				}
 				samples = samples[1:]
 			}
@@ -329,7 +329,7 @@ func (x *exporter) episode(ctx context.Context, e int, times []int64) (EpisodeRe
 		f := astiav.AllocFrame()
 		if err := f.Ref(x.conv); err != nil {
 			f.Free()
-			return r, fmt.Errorf("export: episode %d frame %d: %w", e, k, err)
+			return r, fmt.Errorf("video: episode %d frame %d: %w", e, k, err)
 		}
 		f.SetPts(int64(x.fileFrames))
 		f.SetPictureType(astiav.PictureTypeNone)
@@ -337,7 +337,7 @@ func (x *exporter) episode(ctx context.Context, e int, times []int64) (EpisodeRe
 		err = x.out.send(f)
 		f.Free()
 		if err != nil {
-			return r, fmt.Errorf("export: episode %d frame %d: %w", e, k, err)
+			return r, fmt.Errorf("video: episode %d frame %d: %w", e, k, err)
 		}
 		x.fileFrames++
 		x.done++
@@ -347,7 +347,7 @@ func (x *exporter) episode(ctx context.Context, e int, times []int64) (EpisodeRe
 	}
 	var err error
 	if r.Stats, err = acc.stats(); err != nil {
-		return r, fmt.Errorf("export: episode %d: %w", e, err)
+		return r, fmt.Errorf("video: episode %d: %w", e, err)
 	}
 	return r, nil
 }

@@ -48,8 +48,12 @@ type ProbeInfo struct {
 
 // Probe opens path and reads every packet of it to describe its first video
 // stream.
-func Probe(path string) (ProbeInfo, error) {
-	var p ProbeInfo
+func Probe(path string) (p ProbeInfo, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("video: probe: %w", err)
+		}
+	}()
 	fc := astiav.AllocFormatContext()
 	if fc == nil {
 		return p, fmt.Errorf("%s: alloc format context failed", path)

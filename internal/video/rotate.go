@@ -50,12 +50,12 @@ func (x *exporter) closeFile() error {
 	out := x.out
 	x.out = nil
 	if err := out.finish(); err != nil {
-		return fmt.Errorf("export: %w", err)
+		return fmt.Errorf("video: %w", err)
 	}
 	x.totalBytes += out.bytes
 	x.totalPackets += out.packets
 	if out.packets != x.fileFrames {
-		return fmt.Errorf("export: %s: encoder wrote %d packets for %d frames", out.path, out.packets, x.fileFrames)
+		return fmt.Errorf("video: %s: encoder wrote %d packets for %d frames", out.path, out.packets, x.fileFrames)
 	}
 	size := out.bytes
 	if st, err := os.Stat(out.path); err == nil {

@@ -213,13 +213,13 @@ func (a *imageAccumulator) quantiles(c int, lo, hi float64, n int64, qs []float6
 func AggregateImageStats(list []ImageStats) (ImageStats, error) {
 	var out ImageStats
 	if len(list) == 0 {
-		return out, errors.New("aggregate image stats: empty list")
+		return out, errors.New("video: aggregate image stats: empty list")
 	}
 	for _, s := range list {
 		out.Count += s.Count
 	}
 	if out.Count == 0 {
-		return out, errors.New("aggregate image stats: zero count")
+		return out, errors.New("video: aggregate image stats: zero count")
 	}
 	total := float64(out.Count)
 	for c := 0; c < 3; c++ {

@@ -71,10 +71,10 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		opts.NominalFPS = 30
 	}
 	if opts.Width%2 != 0 || opts.Height%2 != 0 || opts.Width < 40 || opts.Height < 24 {
-		return SynthResult{}, fmt.Errorf("synthetic %s: size %dx%d must be even and at least 40x24", path, opts.Width, opts.Height)
+		return SynthResult{}, fmt.Errorf("video: synthetic %s: size %dx%d must be even and at least 40x24", path, opts.Width, opts.Height)
 	}
 	if len(opts.PTS) == 0 {
-		return SynthResult{}, fmt.Errorf("synthetic %s: no frames", path)
+		return SynthResult{}, fmt.Errorf("video: synthetic %s: no frames", path)
 	}
 	spec := encoderSpec{
 		width: opts.Width, height: opts.Height,
@@ -110,7 +110,7 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		spec.options = map[string]string{"preset": "veryfast", "bf": "2", "g": "30", "crf": "23", "x264-params": "mbtree=0"}
 		spec.muxOptions = map[string]string{"movflags": "frag_keyframe+empty_moov+default_base_moof"}
 	default:
-		return SynthResult{}, fmt.Errorf("synthetic %s: unknown codec %q", path, opts.Codec)
+		return SynthResult{}, fmt.Errorf("video: synthetic %s: unknown codec %q", path, opts.Codec)
 	}
 	res := SynthResult{TimeBaseNum: spec.timeBase.Num(), TimeBaseDen: spec.timeBase.Den()}
 	for i, ns := range opts.PTS {
@@ -119,13 +119,13 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		den := int64(spec.timeBase.Num()) * 1e9
 		pts := (2*ns*num + den) / (2 * den)
 		if i > 0 && pts <= res.PTS[i-1] {
-			return SynthResult{}, fmt.Errorf("synthetic %s: frame %d pts %d ns not after the previous frame in time base %d/%d", path, i, ns, spec.timeBase.Num(), spec.timeBase.Den())
+			return SynthResult{}, fmt.Errorf("video: synthetic %s: frame %d pts %d ns not after the previous frame in time base %d/%d", path, i, ns, spec.timeBase.Num(), spec.timeBase.Den())
 		}
 		res.PTS = append(res.PTS, pts)
 	}
 	out, err := openOutput(path, spec)
 	if err != nil {
-		return SynthResult{}, fmt.Errorf("synthetic: %w", err)
+		return SynthResult{}, fmt.Errorf("video: synthetic: %w", err)
 	}
 	defer out.free()
 	for i, pts := range res.PTS {
@@ -138,18 +138,18 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		f.SetPixelFormat(astiav.PixelFormatYuv420P)
 		if err := f.AllocBuffer(0); err != nil {
 			f.Free()
-			return SynthResult{}, fmt.Errorf("synthetic %s: frame %d: %w", path, i, err)
+			return SynthResult{}, fmt.Errorf("video: synthetic %s: frame %d: %w", path, i, err)
 		}
 		drawSynthetic(f, i, opts.FirstCode+uint32(i))
 		f.SetPts(pts)
 		err := out.send(f)
 		f.Free()
 		if err != nil {
-			return SynthResult{}, fmt.Errorf("synthetic: %w", err)
+			return SynthResult{}, fmt.Errorf("video: synthetic: %w", err)
 		}
 	}
 	if err := out.finish(); err != nil {
-		return SynthResult{}, fmt.Errorf("synthetic: %w", err)
+		return SynthResult{}, fmt.Errorf("video: synthetic: %w", err)
 	}
 	// Read the stored timestamps back: muxers may shift them (the mp4
 	// muxer moves B-frame streams so that dts starts at 0, which puts the
@@ -160,15 +160,15 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		return nil
 	})
 	if err != nil {
-		return SynthResult{}, fmt.Errorf("synthetic: read back: %w", err)
+		return SynthResult{}, fmt.Errorf("video: synthetic: read back: %w", err)
 	}
 	if len(stored) != len(res.PTS) {
-		return SynthResult{}, fmt.Errorf("synthetic %s: read back %d frames, wrote %d", path, len(stored), len(res.PTS))
+		return SynthResult{}, fmt.Errorf("video: synthetic %s: read back %d frames, wrote %d", path, len(stored), len(res.PTS))
 	}
 	res.PTS = stored
 	st, err := os.Stat(path)
 	if err != nil {
-		return SynthResult{}, fmt.Errorf("synthetic: %w", err)
+		return SynthResult{}, fmt.Errorf("video: synthetic: %w", err)
 	}
 	res.Bytes = st.Size()
 	if opts.CutTailBytes > 0 {
@@ -177,7 +177,7 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		}
 		res.Bytes -= opts.CutTailBytes
 		if err := os.Truncate(path, res.Bytes); err != nil {
-			return SynthResult{}, fmt.Errorf("synthetic: %w", err)
+			return SynthResult{}, fmt.Errorf("video: synthetic: %w", err)
 		}
 	}
 	return res, nil
