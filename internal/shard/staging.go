@@ -9,8 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrDestinationExists is returned by Stage when the destination exists and
@@ -120,7 +118,8 @@ func (s *Staging) Dest() string { return s.dest }
 
 // Commit moves the finished shard into place. Every file and directory is
 // fsynced first. A missing destination is created by rename; an existing
-// one (with Replace) is swapped atomically with renameat2(RENAME_EXCHANGE),
+// one (with Replace) is swapped atomically with exchange (renameat2
+// RENAME_EXCHANGE on Linux, renamex_np RENAME_SWAP on macOS),
 // so the destination always holds either the whole old shard or the whole
 // new one, and the old shard is then deleted. Commit writes OutputMarker
 // and releases the destination's lock.
@@ -144,7 +143,7 @@ func (s *Staging) Commit() error {
 	switch {
 	case errors.Is(statErr, fs.ErrNotExist):
 		// Refuse to overwrite anything that appeared meanwhile (RENAME_NOREPLACE).
-		if err := unix.Renameat2(unix.AT_FDCWD, s.tmp, unix.AT_FDCWD, s.dest, unix.RENAME_NOREPLACE); err != nil {
+		if err := renameNoReplace(s.tmp, s.dest); err != nil {
 			_ = writeMarker(s.tmp)
 			return fmt.Errorf("shard: commit %s: %w", s.dest, err)
 		}
@@ -162,7 +161,7 @@ func (s *Staging) Commit() error {
 		_ = writeMarker(s.tmp)
 		return fmt.Errorf("%w: commit %s: it is no longer an output of ceres-export", ErrDestinationRefused, s.dest)
 	}
-	if err := unix.Renameat2(unix.AT_FDCWD, s.tmp, unix.AT_FDCWD, s.dest, unix.RENAME_EXCHANGE); err != nil {
+	if err := exchange(s.tmp, s.dest); err != nil {
 		_ = writeMarker(s.tmp)
 		return fmt.Errorf("shard: commit %s: atomic exchange: %w", s.dest, err)
 	}
