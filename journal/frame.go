@@ -10,12 +10,6 @@ import (
 // castagnoli is the CRC-32C table; read-only after initialisation.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// frameCRC is the checksum a frame of type typ and payload carries.
-func frameCRC(typ uint8, payload []byte) uint32 {
-	crc := crc32.Update(0, castagnoli, []byte{typ})
-	return crc32.Update(crc, castagnoli, payload)
-}
-
 // readChunk is how much a window reads at once; large enough that small
 // records cost no system call each, small enough to be cheap to hold.
 const readChunk = 256 << 10

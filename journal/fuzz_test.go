@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/crc32"
 	"io"
 	"os"
 	"testing"
@@ -158,4 +159,10 @@ func FuzzOpen(f *testing.F) {
 			}
 		}
 	})
+}
+
+// frameCRC is the checksum a frame of type typ and payload carries.
+func frameCRC(typ uint8, payload []byte) uint32 {
+	crc := crc32.Update(0, castagnoli, []byte{typ})
+	return crc32.Update(crc, castagnoli, payload)
 }

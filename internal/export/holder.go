@@ -216,7 +216,3 @@ func (h *holder) values(state sampleState) [][]byte {
 	}
 	return h.vals
 }
-
-// value returns the raw bytes of field f of the value a frame takes in
-// state (see values).
-func (h *holder) value(f int, state sampleState) []byte { return h.values(state)[f] }

@@ -269,3 +269,7 @@ func TestEpisodesSkipGaps(t *testing.T) {
 		t.Errorf("the holders read %d of %d batches: nothing skipped", read, all)
 	}
 }
+
+// value returns the raw bytes of field f of the value a frame takes in
+// state (see values).
+func (h *holder) value(f int, state sampleState) []byte { return h.values(state)[f] }

@@ -133,9 +133,6 @@ func NewDataWriter(dir string, features []Feature, opts DataWriterOptions) (*Dat
 // finished so far, in order.
 func (w *DataWriter) Files() []string { return append([]string(nil), w.written...) }
 
-// Episodes returns the number of episodes written.
-func (w *DataWriter) Episodes() int64 { return w.episodes }
-
 // Frames returns the number of rows written.
 func (w *DataWriter) Frames() int64 { return w.frames }
 

@@ -113,9 +113,6 @@ func writeMarker(dir string) error {
 // Dir returns the staging directory: the root of the shard being built.
 func (s *Staging) Dir() string { return s.tmp }
 
-// Dest returns the destination path, its parent's symbolic links resolved.
-func (s *Staging) Dest() string { return s.dest }
-
 // Commit moves the finished shard into place. Every file and directory is
 // fsynced first. A missing destination is created by rename; an existing
 // one (with Replace) is swapped atomically with exchange (renameat2

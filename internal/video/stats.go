@@ -96,20 +96,6 @@ func (a *imageAccumulator) addYUV420(yp []byte, yls int, up, vp []byte, cls int,
 	a.frames++
 }
 
-// addRGB adds one packed RGB24 picture (stride ls), subsampled by stride.
-func (a *imageAccumulator) addRGB(pix []byte, ls, w, h, stride int) {
-	for y := 0; y < h; y += stride {
-		row := pix[y*ls:]
-		for x := 0; x < w; x += stride {
-			p := row[3*x : 3*x+3]
-			a.counts[0][p[0]]++
-			a.counts[1][p[1]]++
-			a.counts[2][p[2]]++
-		}
-	}
-	a.frames++
-}
-
 // stats computes LeRobot's statistics from the counts: exact min, max, mean
 // and population std (LeRobot ≥ 0.5 computes in float; 0.4.4 squared uint8
 // values and overflowed, fixed upstream in PR #3697), and quantiles from a
@@ -204,53 +190,6 @@ func (a *imageAccumulator) quantiles(c int, lo, hi float64, n int64, qs []float6
 		}
 	}
 	return out
-}
-
-// AggregateImageStats combines per-episode statistics the way lerobot 0.4.4's
-// aggregate_feature_stats does: min of mins, max of maxes, count-weighted
-// mean, pooled variance, summed count, count-weighted quantiles. (LeRobot
-// ≥ 0.5 takes the min of q≤50 and the max of q>50 instead, PR #3804.)
-func AggregateImageStats(list []ImageStats) (ImageStats, error) {
-	var out ImageStats
-	if len(list) == 0 {
-		return out, errors.New("video: aggregate image stats: empty list")
-	}
-	for _, s := range list {
-		out.Count += s.Count
-	}
-	if out.Count == 0 {
-		return out, errors.New("video: aggregate image stats: zero count")
-	}
-	total := float64(out.Count)
-	for c := 0; c < 3; c++ {
-		out.Min[c], out.Max[c] = list[0].Min[c], list[0].Max[c]
-		var mean float64
-		for _, s := range list {
-			out.Min[c] = math.Min(out.Min[c], s.Min[c])
-			out.Max[c] = math.Max(out.Max[c], s.Max[c])
-			w := float64(s.Count)
-			mean += s.Mean[c] * w
-			out.Q01[c] += s.Q01[c] * w
-			out.Q10[c] += s.Q10[c] * w
-			out.Q50[c] += s.Q50[c] * w
-			out.Q90[c] += s.Q90[c] * w
-			out.Q99[c] += s.Q99[c] * w
-		}
-		mean /= total
-		var variance float64
-		for _, s := range list {
-			d := s.Mean[c] - mean
-			variance += (s.Std[c]*s.Std[c] + d*d) * float64(s.Count)
-		}
-		out.Mean[c] = mean
-		out.Std[c] = math.Sqrt(variance / total)
-		out.Q01[c] /= total
-		out.Q10[c] /= total
-		out.Q50[c] /= total
-		out.Q90[c] /= total
-		out.Q99[c] /= total
-	}
-	return out, nil
 }
 
 // Map returns the statistics in stats.json's shape: each stat a (3,1,1)

@@ -109,51 +109,6 @@ func TestImageStatsAgainstDirect(t *testing.T) {
 	}
 }
 
-func TestAggregateImageStats(t *testing.T) {
-	var a, b, all imageAccumulator
-	rng := rand.New(rand.NewSource(9))
-	for f := 0; f < 6; f++ {
-		pix := make([]byte, 30*20*3)
-		for i := range pix {
-			pix[i] = byte(rng.Intn(200) + 40*(f%2))
-		}
-		if f < 2 {
-			a.addRGB(pix, 90, 30, 20, 1)
-		} else {
-			b.addRGB(pix, 90, 30, 20, 1)
-		}
-		all.addRGB(pix, 90, 30, 20, 1)
-	}
-	sa, _ := a.stats()
-	sb, _ := b.stats()
-	sall, _ := all.stats()
-	agg, err := AggregateImageStats([]ImageStats{sa, sb})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if agg.Count != 6 {
-		t.Errorf("count %d", agg.Count)
-	}
-	for c := 0; c < 3; c++ {
-		// Every frame has the same pixel count, so count-weighted pooling
-		// equals the statistics over all frames.
-		if math.Abs(agg.Mean[c]-sall.Mean[c]) > 1e-12 || math.Abs(agg.Std[c]-sall.Std[c]) > 1e-9 ||
-			agg.Min[c] != sall.Min[c] || agg.Max[c] != sall.Max[c] {
-			t.Errorf("channel %d: aggregated %+v, direct %+v", c, agg, sall)
-		}
-		if want := (sa.Q50[c]*2 + sb.Q50[c]*4) / 6; math.Abs(agg.Q50[c]-want) > 1e-12 {
-			t.Errorf("channel %d: q50 %v, want %v", c, agg.Q50[c], want)
-		}
-	}
-	if _, err := AggregateImageStats(nil); err == nil {
-		t.Error("empty list accepted")
-	}
-	m := agg.Map()
-	if len(m) != 10 {
-		t.Errorf("map has %d keys", len(m))
-	}
-}
-
 // refYUVPixel converts one limited-range YUV pixel as the formula reads
 // (coefficients ×256, rounded, clamped), independent of the tables.
 func refYUVPixel(y, u, v byte, bt709 bool) [3]byte {
@@ -225,4 +180,18 @@ func TestAddYUV420AgainstFormula(t *testing.T) {
 			t.Errorf("frames %d", acc.frames)
 		}
 	}
+}
+
+// addRGB adds one packed RGB24 picture (stride ls), subsampled by stride.
+func (a *imageAccumulator) addRGB(pix []byte, ls, w, h, stride int) {
+	for y := 0; y < h; y += stride {
+		row := pix[y*ls:]
+		for x := 0; x < w; x += stride {
+			p := row[3*x : 3*x+3]
+			a.counts[0][p[0]]++
+			a.counts[1][p[1]]++
+			a.counts[2][p[2]]++
+		}
+	}
+	a.frames++
 }
