@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
@@ -32,7 +31,7 @@ func hugeBatchSession(t testing.TB, dir string, batches, samplesPer int) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := journal.NewWriter(dir, journal.WriterOptions{Now: func() time.Time { return time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC) }})
+	w, err := journal.NewWriter(dir, journal.WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
