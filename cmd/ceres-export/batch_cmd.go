@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceres-robotics/ceres-export/internal/batch"
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/report"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
@@ -39,6 +40,7 @@ type BatchOptions struct {
 	ArrayCount  int
 	RetryFailed bool
 	Merge       string
+	Salt        string
 	JSON        bool
 }
 
@@ -51,6 +53,7 @@ func (o *BatchOptions) AddFlags(cmd *cobra.Command) {
 	addArrayFlags(cmd, &o.ArrayIndex, &o.ArrayCount)
 	f.BoolVar(&o.RetryFailed, "retry-failed", false, "run tasks again whose last attempt failed with the same inputs")
 	f.StringVar(&o.Merge, "merge", "", "then merge the shards: one dataset per setting, DATASET/<setting_id> (not in an array share)")
+	f.StringVar(&o.Salt, "salt", "", "salt of the tasks whose settings say privacy metadata-only (default: $CERES_SALT; never stored)")
 	f.BoolVar(&o.JSON, "json", false, "print the run's results as JSON on stdout")
 }
 
@@ -141,8 +144,14 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		fmt.Fprintf(s.Err, "campaign %s: %d tasks, %d at a time\n", m.CampaignID, len(tasks), opts.Jobs)
 	}
 	done := 0
+	// The salt comes from the environment in scheduler jobs, so that no
+	// generated script holds it.
+	salt := opts.Salt
+	if salt == "" {
+		salt = os.Getenv("CERES_SALT")
+	}
 	sum, runErr := batch.Run(ctx, tasks, batch.Options{
-		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version, Inputs: []string{opts.Manifest},
+		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version, Inputs: []string{opts.Manifest}, Salt: salt,
 		ExitStatus: exportErrorCode, Page: report.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: batch.SchedulerEnv(os.Getenv),
 		OnDone: func(r batch.TaskResult) {
 			done++
@@ -150,7 +159,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		},
 	})
 	if sum == nil {
-		if errors.Is(runErr, shard.ErrDestinationRefused) || errors.Is(runErr, shard.ErrDestinationExists) {
+		if errors.Is(runErr, shard.ErrDestinationRefused) || errors.Is(runErr, shard.ErrDestinationExists) || errors.Is(runErr, privacy.ErrNoSalt) {
 			return withCode(exitUsage, runErr)
 		}
 		return withCode(exitFailed, runErr)

@@ -57,6 +57,10 @@ type Options struct {
 	// Inputs are further paths the batch reads (the manifest): OUT may not
 	// overlap them, nor any session or task_spec.
 	Inputs []string
+	// Salt keys the salted hashes of tasks whose settings say privacy
+	// metadata-only. It is never recorded (records keep the settings,
+	// which cannot hold it).
+	Salt string
 	// OnStart and OnDone, when set, are told about each task (one call at
 	// a time).
 	OnStart func(Task)
@@ -140,6 +144,11 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Summary, error) {
 	}
 	if opts.export == nil {
 		opts.export = export.Export
+	}
+	for _, t := range tasks {
+		if err := t.options.Privacy.Check(opts.Salt); err != nil {
+			return nil, fmt.Errorf("task %s: %w", t.ID, err)
+		}
 	}
 	if err := PrepareOut(opts.Out, ReadPaths(tasks, opts.Inputs)); err != nil {
 		return nil, err
@@ -243,6 +252,7 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 		// A shard already there is from other inputs (else it was skipped):
 		// replace it atomically; the old one stays until the new commits.
 		eo.Replace = true
+		eo.Salt = opts.Salt
 		if !t.Export.NoReport {
 			eo.Page = opts.Page
 		}
