@@ -158,6 +158,7 @@ func SlurmMergeScript(campaignID string, tasks []Task, o ScriptOptions) string {
 	fmt.Fprintf(&b, "#SBATCH --output=%s\n", o.Out+"/.slurm/logs/merge-%j.out")
 	sbatchCommon(&b, o)
 	b.WriteString("set -euo pipefail\n")
+	b.WriteString(shellJoin([]string{"mkdir", "-p", o.Merge}) + "\n")
 	settings, shards := MergeGroups(tasks)
 	for _, s := range settings {
 		args := []string{o.Binary, "merge"}
