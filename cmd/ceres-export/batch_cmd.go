@@ -184,25 +184,41 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	for _, r := range missed {
 		fmt.Fprintf(s.Out, "  missed %s: %s\n", r.Task.ID, strings.Join(r.Misses, "; "))
 	}
+	// The campaign page covers every task of the manifest, from the
+	// records under OUT (other shares' too), and this run's merges.
+	writePage := func(merged []batch.MergedDataset) error {
+		if err := batch.WritePage(m.CampaignID, m.Tasks, opts.Output, merged); err != nil {
+			return withCode(exitFailed, err)
+		}
+		fmt.Fprintf(s.Err, "campaign page %s\n", filepath.Join(opts.Output, batch.PageName))
+		return nil
+	}
 	if runErr != nil {
+		_ = writePage(nil)
 		return withCode(exitFailed, runErr)
 	}
 	if len(missed) > 0 {
 		if opts.Merge != "" {
 			fmt.Fprintf(s.Out, "not merged: %d tasks missed their expectation\n", len(missed))
 		}
+		if err := writePage(nil); err != nil {
+			return err
+		}
 		return &silentError{code: exitFindings}
 	}
+	var merged []batch.MergedDataset
 	if opts.Merge != "" {
-		merged, err := batch.Merge(ctx, tasks, opts.Output, opts.Merge, version)
+		var err error
+		merged, err = batch.Merge(ctx, tasks, opts.Output, opts.Merge, version)
 		for _, d := range merged {
 			fmt.Fprintf(s.Out, "merged setting %s: %d shards, %d episodes, %d frames in %s\n", d.SettingID, d.Shards, d.Episodes, d.Frames, d.Dir)
 		}
 		if err != nil {
+			_ = writePage(merged)
 			return withCode(mergeErrorCode(err), err)
 		}
 	}
-	return nil
+	return writePage(merged)
 }
 
 // describeResult is one task's line of progress.

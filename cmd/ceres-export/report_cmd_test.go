@@ -70,3 +70,37 @@ func TestE2EReport(t *testing.T) {
 		t.Error("the refused output touched the journal directory")
 	}
 }
+
+// TestE2EBatchCampaignPage runs a campaign of two sessions, one of them
+// corrupt, and checks OUT/index.html: both tasks, the failure, the link to
+// the good task's session page.
+func TestE2EBatchCampaignPage(t *testing.T) {
+	dir := t.TempDir()
+	mustRun(t, "synth", "-o", filepath.Join(dir, "good"), "--time-scale", "0.1", "--width", "64", "--height", "48", "--seed", "3")
+	mustRun(t, "synth", "-o", filepath.Join(dir, "bad"), "--time-scale", "0.1", "--width", "64", "--height", "48", "--seed", "4", "--fault", "corrupt")
+	manifest := filepath.Join(dir, "campaign.json")
+	doc := `{"schema_version": 1, "campaign_id": "week", "defaults": {"export": {"vcodec": "h264"}}, "settings": {"rig": {}},
+	  "cases": [{"case_id": "good", "setting_id": "rig", "run_id": "1", "session": "good"},
+	            {"case_id": "bad", "setting_id": "rig", "run_id": "1", "session": "bad"}]}`
+	if err := os.WriteFile(manifest, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	_, stderr, code := run(t, "batch", manifest, "-o", out)
+	if code == 0 {
+		t.Fatalf("a campaign with a corrupt session exited 0; stderr %s", stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil {
+		t.Fatalf("no campaign page: %v; stderr %s", err, stderr)
+	}
+	good, bad := "week__good__rig__run-1", "week__bad__rig__run-1"
+	for _, want := range []string{`<a href="` + good + `/ceres/report.html">`, `<td class="mono">` + bad + `</td>`, `<span class="state failed">failed</span>`, `<svg id="cases"`} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("campaign page lacks %q", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, good, "ceres", "report.html")); err != nil {
+		t.Errorf("the linked session page is missing: %v", err)
+	}
+}

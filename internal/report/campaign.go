@@ -15,15 +15,15 @@ import (
 )
 
 // Campaign is what the campaign page shows: one row per task of a batch,
-// and the merge of their shards, if any. It is the page's own input, so
+// and the merges of their shards, if any. It is the page's own input, so
 // that the batch runner fills it from its records without the page knowing
 // their format.
 type Campaign struct {
-	ID    string
-	Title string // "" means the id
-	Tasks []CampaignTask
-	Merge *CampaignMerge
-	Notes []string
+	ID     string
+	Title  string // "" means the id
+	Tasks  []CampaignTask
+	Merges []CampaignMerge
+	Notes  []string
 }
 
 // Task states the page knows how to colour; others show as they are.
@@ -60,9 +60,11 @@ type CampaignAttempt struct {
 	Error      string
 }
 
-// CampaignMerge describes the merged dataset of the campaign.
+// CampaignMerge describes one merged dataset of the campaign (batch merges
+// one per setting).
 type CampaignMerge struct {
-	Path     string // relative to the campaign page
+	SettingID string
+	Path      string // relative to the campaign page
 	State    string
 	Shards   int
 	Episodes int
@@ -119,8 +121,13 @@ func WriteCampaign(w io.Writer, c *Campaign) error {
 		{"episodes", fmt.Sprint(episodes), fmt.Sprintf("%d frames", frames)},
 		{"export time", total.Round(time.Second).String(), "latest attempt of each task, summed"},
 	}
-	if c.Merge != nil {
-		pg.Cards = append(pg.Cards, card{"merged", fmt.Sprint(c.Merge.Episodes), fmt.Sprintf("episodes from %d shards", c.Merge.Shards)})
+	if len(c.Merges) > 0 {
+		var eps, shards int
+		for _, m := range c.Merges {
+			eps += m.Episodes
+			shards += m.Shards
+		}
+		pg.Cards = append(pg.Cards, card{"merged", fmt.Sprint(eps), fmt.Sprintf("episodes from %d shards in %d datasets", shards, len(c.Merges))})
 	}
 	var err error
 	if pg.Chart, err = caseChart(c.Tasks); err != nil {

@@ -360,7 +360,9 @@ func campaignFixture() *Campaign {
 					{No: 2, State: StateFailed, Start: at(6, 50), End: at(6, 54), ExitStatus: 3, Error: "segment 000002.cjl offset 81920: crc mismatch"}},
 				Error: "segment 000002.cjl offset 81920: crc mismatch (use --salvage)"},
 		},
-		Merge: &CampaignMerge{Path: "merged/", State: StateSucceeded, Shards: 3, Episodes: 135, Frames: 53550},
+		Merges: []CampaignMerge{
+			{SettingID: "rig-a", Path: "merged/rig-a", State: StateSucceeded, Shards: 2, Episodes: 97, Frames: 39870},
+			{SettingID: "rig-b", Path: "merged/rig-b", State: StateSucceeded, Shards: 1, Episodes: 38, Frames: 13680}},
 	}
 }
 
@@ -374,7 +376,7 @@ func TestCampaignPage(t *testing.T) {
 		`<svg id="cases"`, `<svg id="timeline"`,
 		`<a href="lab-week-48__pick-red__rig-a__run-1/ceres/report.html">`,
 		`<span class="state failed">failed</span>`, "crc mismatch (use --salvage)",
-		"135", "merged/",
+		"135", "merged/rig-a", "merged/rig-b",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("campaign page lacks %q", want)
