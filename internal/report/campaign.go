@@ -65,11 +65,11 @@ type CampaignAttempt struct {
 type CampaignMerge struct {
 	SettingID string
 	Path      string // relative to the campaign page
-	State    string
-	Shards   int
-	Episodes int
-	Frames   int
-	Error    string
+	State     string
+	Shards    int
+	Episodes  int
+	Frames    int
+	Error     string
 }
 
 type campaignPage struct {
