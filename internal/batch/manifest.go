@@ -399,6 +399,15 @@ func (m *Manifest) finish(d decoder, p string, t *Task, seen map[string]string, 
 		}
 		return d.errorf(member(p, "export"), "%v", err)
 	}
+	// The task descriptors' org (docs/task-descriptors.md): the org
+	// setting, else an "org" string among the extensions, which stay
+	// carried unchanged; this is the one key the tool reads of them.
+	if opts.Descriptors.Org == "" {
+		var org string
+		if raw, ok := t.Extensions["org"]; ok && json.Unmarshal(raw, &org) == nil {
+			opts.Descriptors.Org = org
+		}
+	}
 	t.options = opts
 	return nil
 }

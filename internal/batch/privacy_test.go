@@ -63,3 +63,28 @@ func TestMetadataOnlyTasksGetTheSaltAndNeverRecordIt(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The descriptors' org comes from the org setting, else from an "org"
+// extension (campaign < defaults < case, as every extension).
+func TestDescriptorOrgFromSettingOrExtensions(t *testing.T) {
+	doc := `{"schema_version": 1, "campaign_id": "c", "extensions": {"org": "lab-campaign"},
+	 "settings": {"s": {}, "named": {"export": {"org": "lab-setting"}}},
+	 "cases": [
+	  {"case_id": "a", "setting_id": "s", "run_id": "1", "session": "sa"},
+	  {"case_id": "b", "setting_id": "s", "run_id": "1", "session": "sb", "extensions": {"org": "lab-case"}},
+	  {"case_id": "c", "setting_id": "named", "run_id": "1", "session": "sc", "extensions": {"org": "lab-case"}},
+	  {"case_id": "d", "setting_id": "s", "run_id": "1", "session": "sd", "extensions": {"org": 7}}]}`
+	m, err := Parse(filepath.Join(t.TempDir(), "c.json"), []byte(doc), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "lab-campaign", "b": "lab-case", "c": "lab-setting", "d": ""}
+	for _, task := range m.Tasks {
+		if got := task.Options().Descriptors.Org; got != want[task.CaseID] {
+			t.Errorf("case %s: org %q, want %q", task.CaseID, got, want[task.CaseID])
+		}
+		if task.CaseID == "b" && string(task.Extensions["org"]) != `"lab-case"` {
+			t.Errorf("case b: extensions changed: %s", task.Extensions["org"])
+		}
+	}
+}
