@@ -53,6 +53,7 @@ EXIT STATUS
 	f.IntVar(&opts.CameraFPS, "camera-fps", 30, "nominal camera rate")
 	f.IntVar(&opts.CameraFiles, "camera-files", 1, "files per camera (as after recorder restarts)")
 	f.BoolVar(&opts.NoRetries, "no-retries", false, "record no retries")
+	f.BoolVar(&opts.AllDtypes, "all-dtypes", false, "add a sensor stream \"probe\" with int64 and int32, uint8, bool, float64 vector fields")
 	f.StringSliceVar(&opts.faults, "fault", nil, "inject faults: crash, cut-camera, corrupt")
 	f.Int64Var(&opts.SegmentSize, "segment-size", 0, "journal segment size in bytes (default 64 MiB)")
 	f.BoolVar(&opts.json, "json", false, "print a machine-readable summary")

@@ -85,6 +85,19 @@ func sensorGens(session journal.Session, seed uint64) []*sensorGen {
 					b.fields[2] = binary.LittleEndian.AppendUint64(b.fields[2], math.Float64bits(float64(n)+0.25))
 					b.fields[3] = append(b.fields[3], byte(n%256))
 				}})
+		case probeStream:
+			// Values far outside float32's exact range (int64 above 2^53,
+			// float64 with more than 24 significant bits) show any narrowing.
+			gens = append(gens, &sensorGen{index: uint16(i), id: s.ID, period: 33 * millisecond, offset: 2 * millisecond, seed: seed ^ 0x5eed,
+				fill: func(b *sampleBatch, n int, _ int64) {
+					b.fields[0] = binary.LittleEndian.AppendUint64(b.fields[0], uint64(int64(1)<<60+int64(n)))
+					b.fields[1] = binary.LittleEndian.AppendUint32(b.fields[1], uint32(int32(-n)))
+					b.fields[1] = binary.LittleEndian.AppendUint32(b.fields[1], uint32(int32(n*1000)))
+					b.fields[2] = append(b.fields[2], byte(n%256), byte(255-n%256))
+					b.fields[3] = append(b.fields[3], byte(n%2), byte((n/3)%2))
+					b.fields[4] = binary.LittleEndian.AppendUint64(b.fields[4], math.Float64bits(1e9+float64(n)/3))
+					b.fields[4] = binary.LittleEndian.AppendUint64(b.fields[4], math.Float64bits(-float64(n)*1e-7))
+				}})
 		}
 	}
 	return gens

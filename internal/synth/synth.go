@@ -96,6 +96,10 @@ type Options struct {
 	// SegmentSize is the journal's segment rolling size; 0 means the writer's
 	// default.
 	SegmentSize int64
+	// AllDtypes adds a sensor stream "probe" with a field of every journal
+	// dtype the others lack (int64, and vectors of int32, uint8, bool and
+	// float64), so that conformance checks cover every dtype an export holds.
+	AllDtypes bool
 }
 
 // Faults are the damages a crash or a bad disk leaves.
@@ -212,6 +216,7 @@ func withCycleCount(specJSON []byte, cycles int) ([]byte, error) {
 const (
 	imuStream     = "imu"
 	gripperStream = "gripper"
+	probeStream   = "probe"
 	audioStream   = "mic"
 )
 
@@ -240,6 +245,15 @@ func sessionRecord(opts Options) journal.Session {
 			{Name: "force", Dtype: journal.DtypeFloat64, Unit: "N"},
 			{Name: "mode", Dtype: journal.DtypeUint8},
 		}},
+	}
+	if opts.AllDtypes {
+		streams = append(streams, journal.Stream{ID: probeStream, Kind: journal.KindSensor, RateHz: 30, Fields: []journal.Field{
+			{Name: "count", Dtype: journal.DtypeInt64},
+			{Name: "pair", Dtype: journal.DtypeInt32, Shape: []int{2}, Names: []string{"a", "b"}},
+			{Name: "bytes", Dtype: journal.DtypeUint8, Shape: []int{2}},
+			{Name: "flags", Dtype: journal.DtypeBool, Shape: []int{2}},
+			{Name: "level", Dtype: journal.DtypeFloat64, Shape: []int{2}},
+		}})
 	}
 	for i := 0; i < opts.Cameras; i++ {
 		streams = append(streams, journal.Stream{ID: cameraName(i), Kind: journal.KindVideo,

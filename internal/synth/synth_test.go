@@ -3,9 +3,11 @@ package synth
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/plan"
@@ -186,4 +188,61 @@ func TestFaults(t *testing.T) {
 			t.Errorf("truncated = %v", res.Truncated)
 		}
 	})
+}
+
+// TestAllDtypes: the probe stream holds a field of every dtype the other
+// streams lack, and its values reveal their sample index exactly.
+func TestAllDtypes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := small(3)
+	opts.AllDtypes = true
+	res, err := Write(ctx, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.Open(ctx, dir, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probe *journal.Stream
+	for i := range j.Info.Streams {
+		if j.Info.Streams[i].ID == "probe" {
+			probe = &j.Info.Streams[i]
+		}
+	}
+	if probe == nil {
+		t.Fatalf("no probe stream in %+v", j.Info.Streams)
+	}
+	want := []string{"count int64", "pair int32", "bytes uint8", "flags bool", "level float64"}
+	for i, f := range probe.Fields {
+		if got := f.Name + " " + f.Dtype; i >= len(want) || got != want[i] {
+			t.Errorf("probe field %d = %s, want %v", i, got, want)
+		}
+	}
+	c, err := j.Samples("probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n := 0
+	for c.Next() {
+		b := c.Batch()
+		for i := 0; i < b.Len(); i++ {
+			count := int64(binary.LittleEndian.Uint64(b.Fields[0][8*i:]))
+			got := []float64{b.Float64At(1, 2*i), b.Float64At(1, 2*i+1), b.Float64At(2, 2*i), b.Float64At(3, 2*i),
+				b.Float64At(4, 2*i)}
+			wantV := []float64{float64(-n), float64(1000 * n), float64(n % 256), float64(n % 2), 1e9 + float64(n)/3}
+			if count != 1<<60+int64(n) || !slices.Equal(got, wantV) {
+				t.Fatalf("probe sample %d: count %d, values %v; want %d, %v", n, count, got, int64(1)<<60+int64(n), wantV)
+			}
+			n++
+		}
+	}
+	if err := c.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || n != res.Samples["probe"] {
+		t.Errorf("read %d probe samples, wrote %d", n, res.Samples["probe"])
+	}
 }
