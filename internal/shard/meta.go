@@ -167,8 +167,11 @@ func stringCol(name string, get func(e *episodeRecord) *string) episodeColumn {
 }
 
 // statColumn is stats/<feature>/<stat> with the type pa.Table.from_pydict
-// gives LeRobot's values: list<double>, list<int64> for integer min/max and
-// count, list<bool> for bool min/max, list<list<list<double>>> for videos.
+// gives LeRobot 0.6's values: list<double> (min and max too, whatever the
+// feature's dtype), list<int64> for count, list<list<list<double>>> for
+// videos. LeRobot 0.4.4 kept integer and bool min/max as list<int64> and
+// list<bool>; it reads doubles just as well, and LeRobot 0.6's merge cannot
+// join a bool or integer min/max column with its own doubles.
 func statColumn(f Feature, si int, stat string, get func(s *Stats) []float64) episodeColumn {
 	name := "stats/" + f.Name + "/" + stat
 	kind := "double"
@@ -177,20 +180,11 @@ func statColumn(f Feature, si int, stat string, get func(s *Stats) []float64) ep
 		kind = "int64"
 	case f.Dtype == lerobot.Video:
 		kind = "video"
-	case stat == "min" || stat == "max":
-		switch {
-		case f.Dtype.Integer():
-			kind = "int64"
-		case f.Dtype == lerobot.Bool:
-			kind = "bool"
-		}
 	}
 	var t arrow.DataType
 	switch kind {
 	case "int64":
 		t = listOf(arrow.PrimitiveTypes.Int64)
-	case "bool":
-		t = listOf(arrow.FixedWidthTypes.Boolean)
 	case "video":
 		t = listOf(listOf(listOf(arrow.PrimitiveTypes.Float64)))
 	default:
@@ -208,16 +202,6 @@ func statColumn(f Feature, si int, stat string, get func(s *Stats) []float64) ep
 			}
 			vals := get(s)
 			switch kind {
-			case "int64":
-				vb := lb.ValueBuilder().(*array.Int64Builder)
-				for _, x := range vals {
-					vb.Append(int64(x))
-				}
-			case "bool":
-				vb := lb.ValueBuilder().(*array.BooleanBuilder)
-				for _, x := range vals {
-					vb.Append(x != 0)
-				}
 			case "video":
 				mid := lb.ValueBuilder().(*array.ListBuilder)
 				for _, x := range vals {

@@ -271,8 +271,9 @@ func histQuantiles(hist []float64, edge func(int) float64, count float64, out []
 }
 
 // statsJSON renders s as LeRobot's stats dict: min, max, mean, std, count,
-// q01..q99. min and max keep the feature's type (ints for integer dtypes,
-// booleans for bool); a video feature's values are nested per channel.
+// q01..q99, all numbers as LeRobot 0.6 writes them (0.4.4 kept min and max
+// as ints for integer dtypes and booleans for bool); a video feature's
+// values are nested per channel.
 func statsJSON(f Feature, s Stats) JSONObject {
 	vec := func(v []float64) any {
 		if f.Dtype == lerobot.Video {
@@ -284,25 +285,8 @@ func statsJSON(f Feature, s Stats) JSONObject {
 		}
 		return cloneF(v)
 	}
-	minmax := func(v []float64) any {
-		switch {
-		case f.Dtype.Integer():
-			out := make([]int64, len(v))
-			for i, x := range v {
-				out[i] = int64(x)
-			}
-			return out
-		case f.Dtype == lerobot.Bool:
-			out := make([]bool, len(v))
-			for i, x := range v {
-				out[i] = x != 0
-			}
-			return out
-		}
-		return vec(v)
-	}
 	o := JSONObject{
-		{"min", minmax(s.Min)}, {"max", minmax(s.Max)},
+		{"min", vec(s.Min)}, {"max", vec(s.Max)},
 		{"mean", vec(s.Mean)}, {"std", vec(s.Std)},
 		{"count", []int64{s.Count}},
 	}

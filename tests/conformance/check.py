@@ -174,10 +174,45 @@ def check_parquet_direct(rep: Report, name: str, root: Path, fps: int) -> dict:
             rep.fail(where, f"episode {e}: frame_index is not 0..{n - 1}")
             bad += 1
         start += n
+    bad += check_row_groups(rep, where, data_files, by_ep)
     if not bad:
         rep.ok(where, f"{len(idx)} rows in {len(data_files)} data file(s), {len(eps)} episodes: "
-                      "index contiguous, timestamps on the 1/fps grid, from/to indices match lengths")
+                      "index contiguous, timestamps on the 1/fps grid, from/to indices match lengths, "
+                      "one row group per episode")
     return by_ep
+
+
+def check_row_groups(rep: Report, where: str, data_files: list[Path], by_ep: dict) -> int:
+    """check_row_groups requires the layout LeRobot reads fastest: each row
+    group of a data file holds exactly one whole episode, with min/max
+    statistics on episode_index (LeRobot 0.6 selects an episode's rows with a
+    pyarrow filter on episode_index, which skips row groups by those
+    statistics; its own writer and merge write one row group per episode).
+    It returns the number of failures."""
+    import pyarrow.parquet as pq
+
+    seen = []
+    for f in data_files:
+        md = pq.ParquetFile(f).metadata
+        col = md.schema.names.index("episode_index")
+        for g in range(md.num_row_groups):
+            rg = md.row_group(g)
+            st = rg.column(col).statistics
+            if st is None or not st.has_min_max or st.min != st.max:
+                rep.fail(where, f"{f.name} row group {g}: episode_index statistics "
+                                f"{(st.min, st.max) if st is not None and st.has_min_max else None}, "
+                                "want one episode (min == max)")
+                return 1
+            e = st.min
+            if e not in by_ep or rg.num_rows != by_ep[e]["length"]:
+                rep.fail(where, f"{f.name} row group {g}: {rg.num_rows} rows of episode {e}, "
+                                f"want the whole episode ({by_ep.get(e, {}).get('length')} rows)")
+                return 1
+            seen.append(e)
+    if seen != sorted(by_ep):
+        rep.fail(where, f"row groups hold episodes {seen[:8]}..., want each episode once in order")
+        return 1
+    return 0
 
 
 def check_tasks_pandas(rep: Report, name: str, root: Path, expect: dict) -> list[str]:
@@ -211,12 +246,48 @@ def check_tasks_pandas(rep: Report, name: str, root: Path, expect: dict) -> list
 # ---------------------------------------------------------------- LeRobot checks
 
 
+class NoWarnings:
+    """NoWarnings fails a check when LeRobot logs a warning (or raises a
+    Python warning other than a deprecation of its own API) while loading:
+    LeRobot 0.6 logs one for every info.json key it does not know, and for
+    legacy or inconsistent metadata."""
+
+    def __init__(self, rep: Report, where: str) -> None:
+        import logging
+
+        self.rep, self.where, self.records = rep, where, []
+        self.handler = logging.Handler(logging.WARNING)
+        self.handler.emit = self.records.append
+
+    def __enter__(self):
+        import logging
+        import warnings
+
+        logging.getLogger().addHandler(self.handler)
+        self.caught = warnings.catch_warnings(record=True)
+        self.warned = self.caught.__enter__()
+        warnings.simplefilter("always")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import logging
+
+        logging.getLogger().removeHandler(self.handler)
+        self.caught.__exit__(*exc)
+        msgs = [f"{r.name}: {r.getMessage()}" for r in self.records]
+        msgs += [f"{w.category.__name__}: {w.message}" for w in self.warned
+                 if not issubclass(w.category, (DeprecationWarning, FutureWarning))]
+        for m in msgs:
+            self.rep.fail(self.where, f"warning while loading: {m[:400]}")
+
+
 def check_meta(rep: Report, name: str, root: Path, repo_id: str, expect: dict):
     from lerobot.datasets.lerobot_dataset import LeRobotDatasetMetadata
 
     where = f"{name} metadata"
-    meta = LeRobotDatasetMetadata(repo_id, root=root)
-    ok = expect_equal(rep, where, "codebase_version", meta.info["codebase_version"], "v3.0")
+    with NoWarnings(rep, where):
+        meta = LeRobotDatasetMetadata(repo_id, root=root)
+    ok = expect_equal(rep, where, "codebase_version", meta.info.get("codebase_version"), "v3.0")
     ok &= expect_equal(rep, where, "total_episodes", meta.total_episodes, expect["total_episodes"])
     ok &= expect_equal(rep, where, "total_frames", meta.total_frames, expect["total_frames"])
     ok &= expect_equal(rep, where, "fps", meta.fps, expect["fps"])
@@ -244,14 +315,17 @@ def check_meta(rep: Report, name: str, root: Path, repo_id: str, expect: dict):
     return meta
 
 
-def read_all(rep: Report, name: str, root: Path, repo_id: str, meta, backend: str, expect: dict) -> int:
-    """read_all iterates every frame with a DataLoader and checks each item."""
+def read_all(rep: Report, name: str, root: Path, repo_id: str, meta, backend: str, expect: dict,
+             pixels: dict | None = None) -> int:
+    """read_all iterates every frame with a DataLoader and checks each item.
+    pixels, when given, receives every camera's frames as uint8 tensors."""
     import torch
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     where = f"{name} read[{backend}]"
     t0 = time.monotonic()
-    ds = LeRobotDataset(repo_id, root=root, video_backend=backend)
+    with NoWarnings(rep, where):
+        ds = LeRobotDataset(repo_id, root=root, video_backend=backend)
     if not expect_equal(rep, where, "len(dataset)", len(ds), expect["total_frames"]):
         return 0
     expect_equal(rep, where, "num_episodes", ds.num_episodes, expect["total_episodes"])
@@ -287,6 +361,8 @@ def read_all(rep: Report, name: str, root: Path, repo_id: str, meta, backend: st
             elif float(v.min()) < 0 or float(v.max()) > 1:
                 rep.fail(where, f"{k}: values outside [0,1]")
                 bad += 1
+            elif pixels is not None:
+                pixels.setdefault(k, []).append((v * 255).round().to(torch.uint8))
         n += b
         if bad > 5:
             rep.fail(where, "too many failures, stopping this read")
@@ -368,11 +444,13 @@ def check_shard(rep: Report, name: str, root: Path, expect: dict, backends: list
         rep.fail(f"{name} load", f"{type(e).__name__}: {e}")
         trace()
         return
+    pixels: dict[str, dict] = {}
     for backend in backends:
         if backend != "pyav" and not meta.video_keys:
             continue
         try:
-            rep.frames_read += read_all(rep, name, root, repo_id, meta, backend, expect)
+            rep.frames_read += read_all(rep, name, root, repo_id, meta, backend, expect,
+                                        pixels.setdefault(backend, {}))
         except Exception as e:  # noqa: BLE001
             rep.fail(f"{name} read[{backend}]", f"{type(e).__name__}: {str(e)[:600]}")
             trace()
@@ -381,6 +459,34 @@ def check_shard(rep: Report, name: str, root: Path, expect: dict, backends: list
         except Exception as e:  # noqa: BLE001
             rep.fail(f"{name} delta[{backend}]", f"{type(e).__name__}: {str(e)[:600]}")
             trace()
+    compare_backends(rep, name, pixels)
+
+
+def compare_backends(rep: Report, name: str, pixels: dict[str, dict]) -> None:
+    """compare_backends requires every backend to decode the same pixels for
+    every frame of every camera (pyav and torchcodec each run FFmpeg, with
+    their own builds and colour conversion)."""
+    import torch
+
+    if len(pixels) < 2:
+        return
+    (b0, p0), *others = pixels.items()
+    for b1, p1 in others:
+        where = f"{name} pixels[{b0}={b1}]"
+        for k in sorted(p0):
+            if k not in p1 or not p1[k]:
+                continue
+            a, b = torch.cat(p0[k]), torch.cat(p1[k])
+            if a.shape != b.shape:
+                rep.fail(where, f"{k}: {tuple(a.shape)} frames vs {tuple(b.shape)}")
+                continue
+            diff = (a.int() - b.int()).abs().flatten(1).max(dim=1).values
+            off = torch.nonzero(diff).flatten()
+            if len(off):
+                rep.fail(where, f"{k}: {len(off)} of {len(a)} frames differ (first frame {int(off[0])}, "
+                                f"max difference {int(diff.max())}/255)")
+            else:
+                rep.ok(where, f"{k}: {len(a)} frames, identical pixels")
 
 
 def check_merge(rep: Report, shards: list[tuple[str, Path, dict]], workdir: Path, backend: str) -> None:
@@ -611,6 +717,27 @@ def selftest(workdir: Path, backends: list[str] | None) -> int:
     t = t.set_column(t.schema.get_field_index(col), col, pa.array(vals, pa.float64()))
     pq.write_table(t, p)
     run(c4.name, c4, False)
+
+    # 5. data rows in row groups of 4: episodes split across row groups.
+    c5 = workdir / "corrupt-row-groups"
+    shutil.rmtree(c5, ignore_errors=True)
+    shutil.copytree(ref, c5)
+    p = next((c5 / "data").glob("*/*.parquet"))
+    pq.write_table(pq.read_table(p), p, row_group_size=4)
+    run(c5.name, c5, False)
+
+    # 6. info.json with a key LeRobot does not know (v2.x's total_videos):
+    #    LeRobot 0.6's typed DatasetInfo logs a warning; 0.4.4 keeps a plain dict.
+    import lerobot.datasets.utils as lu
+
+    if hasattr(lu, "DatasetInfo"):
+        c6 = workdir / "corrupt-info-unknown-key"
+        shutil.rmtree(c6, ignore_errors=True)
+        shutil.copytree(ref, c6)
+        info = json.loads((c6 / "meta/info.json").read_text())
+        info["total_videos"] = 1
+        (c6 / "meta/info.json").write_text(json.dumps(info, indent=4))
+        run(c6.name, c6, False)
 
     print("== selftest summary")
     for label, good, rep in results:

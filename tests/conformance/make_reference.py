@@ -77,9 +77,16 @@ def expectations(with_video: bool) -> dict:
         "tasks": sorted({t for _, t in EPISODES}),
         "video_keys": [CAMERA] if with_video else [],
         "episode_lengths": [n for n, _ in EPISODES],
-        # LeRobot 0.4.4 writes the task strings as an unnamed pandas index.
-        "tasks_index_name": None,
+        # LeRobot 0.4.4 writes the task strings as an unnamed pandas index,
+        # 0.5.0 and later name it "task".
+        "tasks_index_name": None if lerobot_version() < (0, 5) else "task",
     }
+
+
+def lerobot_version() -> tuple[int, ...]:
+    import importlib.metadata as md
+
+    return tuple(int(x) for x in md.version("lerobot").split(".")[:2])
 
 
 def frame_image(episode: int, k: int) -> np.ndarray:
@@ -94,13 +101,28 @@ def frame_image(episode: int, k: int) -> np.ndarray:
     return img
 
 
+def encoder_kwargs(vcodec: str, **settings) -> dict:
+    """encoder_kwargs chooses the codec in the form this LeRobot's create()
+    takes: vcodec= (0.4.x) or rgb_encoder=RGBEncoderConfig(...) (0.6.x).
+    settings (g, crf, preset, ...) apply to 0.6.x only."""
+    import inspect
+
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    if "rgb_encoder" not in inspect.signature(LeRobotDataset.create).parameters:
+        return {"vcodec": vcodec}
+    from lerobot.configs.video import RGBEncoderConfig
+
+    return {"rgb_encoder": RGBEncoderConfig(vcodec=vcodec, **settings)}
+
+
 def build(root: Path, vcodec: str | None) -> Path:
     """build writes the reference dataset at root with LeRobot's writer;
     vcodec None means no video feature."""
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     with_video = vcodec is not None
-    kwargs = {"vcodec": vcodec} if with_video else {}
+    kwargs = encoder_kwargs(vcodec) if with_video else {}
     ds = LeRobotDataset.create(
         REPO_ID,
         fps=FPS,

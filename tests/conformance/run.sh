@@ -10,10 +10,13 @@
 # 3. The exporter matrix: synthesised sessions (retries, 0-3 cameras,
 #    VP8/VP9/H.264 sources, a crash), exported to AV1 and H.264, a re-export
 #    with a corrected specification, then check.py on every shard and a merge.
+# 4. run06.sh: the same under the newest LeRobot (0.6.x), with its merge,
+#    lerobot-edit-dataset and lerobot-doctor checks.
 #
 # Env: CERES_EXPORT   exporter binary (default bin/ceres-export)
 #      CONFORMANCE_WORK scratch dir (default .cache/conformance-work, wiped)
 #      CONFORMANCE_VERBOSE=1 Python tracebacks for loader failures
+#      CONFORMANCE_VENV_06 the LeRobot 0.6 venv (default .cache/conformance-venv-0.6)
 # Exit: 0 all passed; 1 a check failed.
 set -euo pipefail
 
@@ -191,10 +194,19 @@ elif ! "$py" "$here/check.py" --workdir "$work/check" "${merges[@]}" "${shards[@
 fi
 grep -q '^conformance summary: .*: PASS$' "$work/check.log" 2>/dev/null || fail "LeRobot conformance of exporter shards (see $work/check.log)"
 
+# The newest LeRobot (0.6.x) on the same shards, plus its own merge, edit
+# and lint checks; skipped, saying so, where no Python >= 3.12 exists.
+echo "== conformance: LeRobot 0.6"
+bash "$here/run06.sh" "$work" "$bin" "${merges[@]}" "${shards[@]}" 2>&1 | tee "$work/lerobot-0.6.log" |
+	grep -v -E '^(Svt\[|\[mp4 @|\[libx264 @|x264 \[)' || true
+grep -q -E '^conformance 0.6: (PASS|SKIPPED)' "$work/lerobot-0.6.log" ||
+	fail "LeRobot 0.6 conformance (see $work/lerobot-0.6.log)"
+
 secs=$(($(date +%s) - t_start))
 echo
 echo "== conformance result"
 grep -h -E '^conformance (selftest|summary):' "$work/selftest.log" "$work/check.log" 2>/dev/null || true
+grep -h -E '^conformance 0.6: (PASS|FAIL|SKIPPED)' "$work/lerobot-0.6.log" 2>/dev/null || true
 if [ ${#failures[@]} -eq 0 ]; then
 	echo "conformance: PASS (${#shards[@]} exporter shards, total ${secs}s)"
 	exit 0

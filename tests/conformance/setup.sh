@@ -8,13 +8,15 @@
 # Usage: bash tests/conformance/setup.sh        (prints the venv's python path last)
 # Env:   CONFORMANCE_VENV  override the venv location
 #        PYTHON            interpreter to build the venv from (default python3)
+#        CONFORMANCE_REQUIREMENTS  the package set (default requirements.txt,
+#                          LeRobot 0.4.4; run06.sh passes requirements-0.6.txt)
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 venv="${CONFORMANCE_VENV:-$root/.cache/conformance-venv}"
 python="${PYTHON:-python3}"
-req="$here/requirements.txt"
+req="${CONFORMANCE_REQUIREMENTS:-$here/requirements.txt}"
 stamp="$venv/.ceres-conformance-stamp"
 
 start=$(date +%s)
@@ -23,7 +25,7 @@ want="$( { "$python" -c 'import sys; print(sys.version)'; cat "$req"; } | sha256
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python" ]; then
 	echo "conformance venv: up to date ($venv)" >&2
 else
-	echo "conformance venv: creating $venv from $req (downloads about 4.1 GB from PyPI, mostly torch and its CUDA runtime wheels)" >&2
+	echo "conformance venv: creating $venv from $req (downloads about 4 GB from PyPI, mostly torch and its CUDA runtime wheels)" >&2
 	rm -rf "$venv"
 	mkdir -p "$(dirname "$venv")"
 	"$python" -m venv "$venv"

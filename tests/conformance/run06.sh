@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# run06.sh is the LeRobot 0.6 part of the conformance check (run.sh calls
+# it with the matrix it exported): the newest LeRobot release, in its own
+# venv on the newest Python >= 3.12 the machine has, must
+#   1. pass check.py's self-test on datasets its own writer made;
+#   2. read every shard of the matrix (check.py: both video backends with the
+#      same pixels, delta windows, no warning while loading, one row group
+#      per episode) and do run.sh's merges;
+#   3. merge two shards holding every dtype the exporter writes with a
+#      dataset its own writer made, for AV1 and for H.264 (merge06.py);
+#   4. run lerobot-edit-dataset on a shard (edit06.py);
+#   5. pass lerobot-doctor --ci on every shard (doctor.py).
+# Where no Python >= 3.12 exists it says so and exits 0 (0.4.4 ran alone).
+#
+# Usage: run06.sh WORK EXPORTER [--merge A,B ...] SHARD=EXPECT.json ...
+# Env:   CONFORMANCE_VENV_06  the venv (default .cache/conformance-venv-0.6)
+# Exit:  0 passed or skipped; 1 a check failed.
+set -uo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+work="$1/lerobot-0.6"
+bin="$2"
+shift 2
+t_start=$(date +%s)
+rm -rf "$work"
+mkdir -p "$work"
+export HF_HOME="$work/hf-home"
+
+if ! python="$(bash "$here/find-python.sh" 3.12)"; then
+	echo "conformance 0.6: SKIPPED: no Python >= 3.12 on this machine (pyenv or python3.N on PATH); LeRobot 0.4.4 ran alone"
+	exit 0
+fi
+echo "== conformance 0.6: venv on $python ($("$python" -V 2>&1))"
+if ! py="$(CONFORMANCE_VENV="${CONFORMANCE_VENV_06:-$root/.cache/conformance-venv-0.6}" PYTHON="$python" \
+	CONFORMANCE_REQUIREMENTS="$here/requirements-0.6.txt" bash "$here/setup.sh")"; then
+	echo "conformance 0.6: FAIL: could not build the venv"
+	exit 1
+fi
+
+failures=()
+fail() {
+	echo "FAIL: $*"
+	failures+=("$*")
+}
+quiet() { grep -v -E '^(Svt\[|\[mp4 @|\[libx264 @|x264 \[)'; }
+
+echo "== conformance 0.6: checker self-test on LeRobot 0.6's own output"
+"$py" "$here/check.py" --selftest --workdir "$work/selftest" 2>&1 | tee "$work/selftest.log" | quiet
+grep -q '^conformance selftest: .* PASS$' "$work/selftest.log" || fail "0.6 checker self-test (see $work/selftest.log)"
+
+# Shards holding every dtype the exporter writes (synth --all-dtypes, float64
+# kept), two sessions per codec: merged with each other and a LeRobot twin.
+small=(--time-scale 0.1 --width 160 --height 120 --cameras 1 --all-dtypes)
+dtype_shards=()
+for codec in av1 h264; do
+	for seed in 31 32; do
+		name="dtypes-$codec-$seed"
+		if "$bin" synth -o "$work/$name-session" --seed $seed "${small[@]}" >"$work/$name.log" 2>&1 &&
+			"$bin" export "$work/$name-session" -o "$work/$name" --vcodec $codec --keep-float64 --json -q \
+				>"$work/$name.summary.json" 2>>"$work/$name.log" &&
+			"$py" "$here/check.py" expect "$work/$name" --summary "$work/$name.summary.json" -o "$work/$name.expect.json"; then
+			dtype_shards+=("$work/$name=$work/$name.expect.json")
+		else
+			fail "export $name (see $work/$name.log)"
+		fi
+	done
+done
+
+echo "== conformance 0.6: LeRobot 0.6 reads $(($# + ${#dtype_shards[@]})) shards"
+"$py" "$here/check.py" --workdir "$work/check" "$@" "${dtype_shards[@]}" 2>&1 | tee "$work/check.log" | quiet
+grep -q '^conformance summary: .*: PASS$' "$work/check.log" || fail "0.6 reads of exporter shards (see $work/check.log)"
+
+for codec in av1 h264; do
+	echo "== conformance 0.6: merge of two $codec shards of every dtype with a LeRobot-written twin"
+	"$py" "$here/merge06.py" --workdir "$work/merge-$codec" "$work/dtypes-$codec-31" "$work/dtypes-$codec-32" 2>&1 |
+		tee "$work/merge-$codec.log" | quiet
+	[ "${PIPESTATUS[0]}" -eq 0 ] || fail "0.6 merge with a LeRobot-written dataset, $codec (see $work/merge-$codec.log)"
+done
+
+echo "== conformance 0.6: lerobot-edit-dataset on a shard"
+"$py" "$here/edit06.py" --workdir "$work/edit" "$work/dtypes-av1-31" 2>&1 | tee "$work/edit.log" | quiet
+[ "${PIPESTATUS[0]}" -eq 0 ] || fail "0.6 lerobot-edit-dataset (see $work/edit.log)"
+
+echo "== conformance 0.6: lerobot-doctor --ci on every shard"
+all=()
+for s in "$@" "${dtype_shards[@]}"; do
+	[[ $s == --merge ]] || [[ $s != *=* ]] || all+=("${s%%=*}")
+done
+"$py" "$here/doctor.py" --doctor "$(dirname "$py")/lerobot-doctor" --findings "$here/FINDINGS.md" "${all[@]}" 2>&1 |
+	tee "$work/doctor.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || fail "lerobot-doctor (see $work/doctor.log)"
+
+secs=$(($(date +%s) - t_start))
+if [ ${#failures[@]} -eq 0 ]; then
+	echo "conformance 0.6: PASS (lerobot $("$py" -c 'import importlib.metadata as m; print(m.version("lerobot"))'), ${secs}s)"
+	exit 0
+fi
+echo "conformance 0.6: FAIL (${#failures[@]} problem(s), ${secs}s)"
+for f in "${failures[@]}"; do echo "  - $f"; done
+exit 1
