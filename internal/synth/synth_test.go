@@ -216,7 +216,7 @@ func TestAllDtypes(t *testing.T) {
 	}
 	want := []string{"count int64", "pair int32", "bytes uint8", "flags bool", "level float64"}
 	for i, f := range probe.Fields {
-		if got := f.Name + " " + f.Dtype; i >= len(want) || got != want[i] {
+		if got := f.Name + " " + string(f.Dtype); i >= len(want) || got != want[i] {
 			t.Errorf("probe field %d = %s, want %v", i, got, want)
 		}
 	}
