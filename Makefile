@@ -54,7 +54,7 @@ demo: build
 	$(BIN) spec check taskspec/testdata/example.json
 	$(BIN) synth -o $(DEMO_DIR)/session --seed 1 --cameras 2
 	$(BIN) journal inspect $(DEMO_DIR)/session
-	$(BIN) export $(DEMO_DIR)/session -o $(DEMO_DIR)/shard
+	$(BIN) export $(DEMO_DIR)/session -o $(DEMO_DIR)/shard --profile profiles/synth.yaml
 	$(BIN) verify $(DEMO_DIR)/shard --journal $(DEMO_DIR)/session
 	@echo "demo shard: $(abspath $(DEMO_DIR)/shard)"
 

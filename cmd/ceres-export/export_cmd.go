@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/report"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/journal"
@@ -27,7 +28,8 @@ EXIT STATUS
   0  the shard was written
   1  the session was read but cannot be exported as asked: the journal
      breaks the format's rules, no accepted episode, a corrected
-     specification that does not fit, or a --strict switch tripped
+     specification or a --profile that does not fit, or a --strict switch
+     tripped
   2  usage error, the session cannot be read, or the destination exists
      (use --replace)
   3  the journal is corrupt (use --salvage to read past it)
@@ -63,7 +65,8 @@ func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 func addSettingFlags(cmd *cobra.Command, s *export.Settings) {
 	f := cmd.Flags()
 	f.IntVar(&s.FPS, "fps", 0, "dataset frame rate (default: first camera's nominal fps, else first sensor stream's rate)")
-	f.StringArrayVar(&s.Map, "map", nil, "assemble a feature from fields, e.g. observation.state=imu.accel,imu.gyro (repeatable)")
+	f.StringVar(&s.Profile, "profile", "", "feature profile (YAML or JSON): observation.state, action, dropped streams, camera keys (docs/profiles.md)")
+	f.StringArrayVar(&s.Map, "map", nil, "one profile feature from fields, e.g. observation.state=imu.accel,imu.gyro[0:2] (repeatable; adds to --profile)")
 	f.BoolVar(&s.KeepFloat64, "keep-float64", false, "write float64 fields as float64 (default float32)")
 	f.StringVar(&s.RobotType, "robot-type", "", "info.json robot_type (default: SESSION.robotType)")
 	f.BoolVar(&s.Salvage, "salvage", false, "read past journal corruption, reporting every skipped byte range")
@@ -211,7 +214,8 @@ func printExportSummary(s streams, dir string, rep *export.Report) {
 // exportErrorCode maps an export error to an exit code.
 func exportErrorCode(err error) int {
 	switch {
-	case errors.Is(err, export.ErrStrict), errors.Is(err, export.ErrSpecMismatch), errors.Is(err, export.ErrNoEpisodes):
+	case errors.Is(err, export.ErrStrict), errors.Is(err, export.ErrSpecMismatch), errors.Is(err, export.ErrNoEpisodes),
+		errors.Is(err, profile.ErrMismatch):
 		return exitFindings
 	case errors.Is(err, shard.ErrDestinationExists), errors.Is(err, shard.ErrDestinationRefused):
 		return exitUsage

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/benchround"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/journal"
@@ -64,10 +65,11 @@ func openRowsStageInput(tb testing.TB, session string) *rowsStageInput {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	features, err := sensorFeatures(j.Info, nil, false)
+	resolved, err := profile.Resolve(nil, j.Info)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	features := sensorFeatures(resolved, false)
 	in := &rowsStageInput{j: j, p: p, features: features}
 	for _, f := range features {
 		in.shard = append(in.shard, f.Feature)

@@ -29,6 +29,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
+	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
@@ -54,9 +55,10 @@ type Options struct {
 	// FPS is the dataset's frame rate; 0 means the nominal fps of the first
 	// video stream, or the rate of the first sensor stream without camera.
 	FPS int
-	// Mappings assemble named features (observation.state, action) from
-	// sensor fields; fields no mapping names keep a feature of their own.
-	Mappings []FeatureMapping
+	// Profile declares the features (observation.state, action) made of
+	// sensor fields, streams to drop and camera keys; fields no feature
+	// names keep a feature of their own. nil is the empty profile.
+	Profile *profile.Profile
 	// KeepFloat64 writes float64 fields as float64 instead of float32.
 	KeepFloat64 bool
 	// RobotType is info.json's robot_type; "" means SESSION.robotType.
@@ -237,10 +239,11 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	if len(p.Episodes) == 0 {
 		return nil, fmt.Errorf("%w: %d attempts, none accepted with a frame at %d fps", ErrNoEpisodes, len(p.Attempts), fps)
 	}
-	rowFeatures, err := sensorFeatures(j.Info, opts.Mappings, opts.KeepFloat64)
+	resolved, err := profile.Resolve(opts.Profile, j.Info)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
+	rowFeatures := sensorFeatures(resolved, opts.KeepFloat64)
 	rep := newReport(j, p, applied, diffs, opts, fps, fpsSource)
 	metadataOnly := opts.Privacy == privacy.MetadataOnly
 	if metadataOnly {
@@ -263,7 +266,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	var cams []camera
 	var manifest *videoManifest
 	if !metadataOnly {
-		if cams, manifest, err = exportCameras(ctx, j, p, st.Dir(), shardDir, enc, opts, rep); err != nil {
+		if cams, manifest, err = exportCameras(ctx, j, p, resolved, st.Dir(), shardDir, enc, opts, rep); err != nil {
 			return nil, err
 		}
 	}
@@ -287,6 +290,11 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	}
 	if manifest != nil {
 		if err := b.WriteCeresJSON(videoManifestName, manifest); err != nil {
+			return nil, err
+		}
+	}
+	if !opts.Profile.Empty() {
+		if err := b.WriteCeresFile(profile.FileName, opts.Profile.Canonical()); err != nil {
 			return nil, err
 		}
 	}
@@ -327,6 +335,9 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 		}
 	}
 	if err := b.Finish(rep); err != nil {
+		return nil, err
+	}
+	if err := writeCard(b, rep, p, applied, j.Spec, metadataOnly, robot); err != nil {
 		return nil, err
 	}
 	if opts.Page != nil {
@@ -383,22 +394,19 @@ type camera struct {
 	result  video.CameraResult
 }
 
-// videoKey is the LeRobot feature name of a camera stream.
-func videoKey(stream string) string { return "observation.images." + stream }
-
-// exportCameras cuts and encodes every camera that has media files, up to
-// Concurrency at a time, into the staging directory.
-func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, shardDir string, enc video.EncoderOptions, opts Options, rep *Report) ([]camera, *videoManifest, error) {
+// exportCameras cuts and encodes every camera the profile keeps that has
+// media files, up to Concurrency at a time, into the staging directory.
+func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolved *profile.Resolved, dir, shardDir string, enc video.EncoderOptions, opts Options, rep *Report) ([]camera, *videoManifest, error) {
 	var streams []journal.Stream
-	for _, s := range j.Info.Streams {
-		if s.Kind != journal.KindVideo {
-			continue
-		}
+	keys := map[string]string{}
+	for _, c := range resolved.Cameras {
+		s := j.Info.Streams[j.StreamIndex(c.Stream)]
 		if len(mediaOf(j, s.ID)) == 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("camera %s has no media files; left out of the shard", s.ID))
 			continue
 		}
 		streams = append(streams, s)
+		keys[s.ID] = c.Key
 	}
 	if len(streams) == 0 {
 		return nil, nil, nil
@@ -432,7 +440,7 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, s
 	var mu sync.Mutex
 	for i, s := range streams {
 		g.Go(func() error {
-			key := videoKey(s.ID)
+			key := keys[s.ID]
 			var sources []video.Source
 			for _, m := range mediaOf(j, s.ID) {
 				sources = append(sources, video.Source{Path: filepath.Join(j.Dir, filepath.FromSlash(m.Path)), StartT: m.StartT})
@@ -492,7 +500,7 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, dir, s
 			}}
 			mu.Lock()
 			defer mu.Unlock()
-			rep.addCamera(s.ID, res)
+			rep.addCamera(s.ID, key, res)
 			if reused {
 				rep.VideoReused = append(rep.VideoReused, s.ID)
 			}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/journal"
@@ -399,9 +400,13 @@ func TestExportRefusals(t *testing.T) {
 func TestFeatureMapping(t *testing.T) {
 	session := smallSession(t, synth.Options{Seed: 51})
 	dest := filepath.Join(t.TempDir(), "shard")
-	state, _ := ParseFeatureMapping("observation.state=imu.accel,imu.gyro")
-	action, _ := ParseFeatureMapping("action=gripper.force,gripper.closed")
-	rep, err := Export(context.Background(), session, dest, Options{Mappings: []FeatureMapping{state, action}})
+	state, _ := profile.ParseMapping("observation.state=imu.accel,imu.gyro")
+	action, _ := profile.ParseMapping("action=gripper.force,gripper.closed")
+	prof, err := profile.WithMappings(nil, []profile.Feature{state, action})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Export(context.Background(), session, dest, Options{Profile: prof})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,9 +427,12 @@ func TestFeatureMapping(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"x", "=imu.accel", "a=imu.nope"} {
-		m, err := ParseFeatureMapping(bad)
+		m, err := profile.ParseMapping(bad)
 		if err == nil {
-			_, err = sensorFeatures(mustJournal(t, session).Info, []FeatureMapping{m}, false)
+			var p *profile.Profile
+			if p, err = profile.WithMappings(nil, []profile.Feature{m}); err == nil {
+				_, err = profile.Resolve(p, mustJournal(t, session).Info)
+			}
 		}
 		if err == nil {
 			t.Errorf("mapping %q accepted", bad)

@@ -47,14 +47,16 @@ type ExporterInfo struct {
 
 // ReportedOption is the subset of Options that shapes the shard.
 type ReportedOption struct {
-	FPS         int              `json:"fps,omitempty"`
-	Mappings    []FeatureMapping `json:"mappings,omitempty"`
-	KeepFloat64 bool             `json:"keepFloat64,omitempty"`
-	RobotType   string           `json:"robotType,omitempty"`
-	Salvage     bool             `json:"salvage,omitempty"`
-	Strict      Strictness       `json:"strict"`
-	Video       VideoOptions     `json:"video"`
-	Corrected   bool             `json:"correctedTaskSpecification,omitempty"`
+	FPS int `json:"fps,omitempty"`
+	// ProfileHash is the SHA-256 of the applied profile's canonical form
+	// (ceres/profile.json); "" when the export applied none.
+	ProfileHash string       `json:"profileHash,omitempty"`
+	KeepFloat64 bool         `json:"keepFloat64,omitempty"`
+	RobotType   string       `json:"robotType,omitempty"`
+	Salvage     bool         `json:"salvage,omitempty"`
+	Strict      Strictness   `json:"strict"`
+	Video       VideoOptions `json:"video"`
+	Corrected   bool         `json:"correctedTaskSpecification,omitempty"`
 }
 
 // SpecReport records the applied and the recorded specification.
@@ -79,7 +81,7 @@ type CameraReport struct {
 func newReport(j *journal.Journal, p *plan.Plan, applied *taskspec.Spec, diffs []taskspec.Difference, opts Options, fps int, fpsSource string) *Report {
 	rep := &Report{
 		Exporter: ExporterInfo{Name: "ceres-export", Version: opts.Version, Options: ReportedOption{
-			FPS: opts.FPS, Mappings: opts.Mappings, KeepFloat64: opts.KeepFloat64, RobotType: opts.RobotType,
+			FPS: opts.FPS, KeepFloat64: opts.KeepFloat64, RobotType: opts.RobotType,
 			Salvage: opts.Salvage, Strict: opts.Strict, Video: opts.Video, Corrected: opts.TaskSpec != nil,
 		}},
 		SessionID: j.Info.SessionID,
@@ -95,6 +97,9 @@ func newReport(j *journal.Journal, p *plan.Plan, applied *taskspec.Spec, diffs [
 		Diagnostics: p.Diagnostics,
 		Cameras:     map[string]*CameraReport{},
 	}
+	if !opts.Profile.Empty() {
+		rep.Exporter.Options.ProfileHash = opts.Profile.Hash()
+	}
 	for _, a := range p.Attempts {
 		rep.Fates[a.Fate]++
 	}
@@ -104,8 +109,8 @@ func newReport(j *journal.Journal, p *plan.Plan, applied *taskspec.Spec, diffs [
 	return rep
 }
 
-func (r *Report) addCamera(stream string, res video.CameraResult) {
-	c := &CameraReport{Feature: videoKey(stream), Width: res.Width, Height: res.Height}
+func (r *Report) addCamera(stream, key string, res video.CameraResult) {
+	c := &CameraReport{Feature: key, Width: res.Width, Height: res.Height}
 	for _, e := range res.Episodes {
 		c.Frames += e.Frames
 		c.Gaps += e.Gaps

@@ -88,6 +88,8 @@ type partSource struct {
 	raw      bool
 	elemSize int  // bytes per element of the column when raw
 	size     int  // bytes per value in the journal
+	skip     int  // bytes of the value before the elements taken
+	span     int  // bytes of the elements taken
 	narrow   bool // float64 in the journal, float32 in the column
 }
 
@@ -120,9 +122,10 @@ func newRowAssembler(j *journal.Journal, features []rowFeature) (*rowAssembler, 
 				ra.sensors = append(ra.sensors, c)
 				ra.counts[h.id] = c
 			}
-			ps := partSource{fieldRef: p, holder: hi, offset: offset, size: p.elems * p.dtype.Size()}
+			esize := p.dtype.Size()
+			ps := partSource{fieldRef: p, holder: hi, offset: offset, size: p.fieldElems * esize, skip: p.from * esize, span: p.elems * esize}
 			if lerobot.FromJournal(p.dtype) == f.Dtype && p.dtype != journal.DtypeBool && hostLittleEndian() {
-				ps.raw, ps.elemSize = true, p.dtype.Size()
+				ps.raw, ps.elemSize = true, esize
 			}
 			ps.narrow = p.dtype == journal.DtypeFloat64 && f.Dtype == lerobot.Float32
 			parts = append(parts, ps)
@@ -181,6 +184,7 @@ func (ra *rowAssembler) episode(ep plan.Episode, fps int, b *shard.EpisodeBatch)
 			return err
 		}
 	}
+	fillNext(ra.features, b)
 	return nil
 }
 
@@ -232,7 +236,7 @@ func (ra *rowAssembler) follow(hi int, ep plan.Episode, times []int64, b *shard.
 func (ra *rowAssembler) store(dests []partDest, k int, b *shard.EpisodeBatch, fields [][]byte, idx int) {
 	for _, d := range dests {
 		p := d.part
-		v := fields[p.field][idx*p.size : (idx+1)*p.size]
+		v := fields[p.field][idx*p.size+p.skip : idx*p.size+p.skip+p.span]
 		at := k*d.width + p.offset
 		switch {
 		case p.raw:

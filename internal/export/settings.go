@@ -10,6 +10,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
+	"github.com/ceres-robotics/ceres-export/internal/profile"
 )
 
 // Settings are the export options as a person writes them: the flags of
@@ -20,6 +21,7 @@ import (
 // Options. The zero value of each field is the flag's default.
 type Settings struct {
 	FPS            int      `json:"fps,omitempty"`
+	Profile        string   `json:"profile,omitempty"`
 	Map            []string `json:"map,omitempty"`
 	KeepFloat64    bool     `json:"keep_float64,omitempty"`
 	RobotType      string   `json:"robot_type,omitempty"`
@@ -88,12 +90,33 @@ func (s Settings) Resolve(baseDir string) (Options, error) {
 	o.Salvage = s.Salvage
 	o.NoVideoReuse = s.NoVideoReuse
 	o.Video = VideoOptions{Codec: s.Vcodec, CRF: s.CRF, Preset: s.Preset, G: s.G, Concurrency: s.CameraJobs, Threads: s.EncoderThreads}
-	for _, m := range s.Map {
-		fm, err := ParseFeatureMapping(m)
-		if err != nil {
-			return o, &SettingError{Setting: "map", Value: strconv.Quote(m), Want: "want NAME=stream.field[,stream.field...]"}
+	if s.Profile != "" {
+		p := s.Profile
+		if baseDir != "" && !filepath.IsAbs(p) {
+			p = filepath.Join(baseDir, p)
 		}
-		o.Mappings = append(o.Mappings, fm)
+		prof, err := profile.ReadFile(p)
+		if err != nil {
+			return o, &SettingError{Setting: "profile", Value: strconv.Quote(s.Profile), Err: err}
+		}
+		o.Profile = prof
+		o.Inputs = append(o.Inputs, p)
+	}
+	// --map is the one-off form of a profile feature: one mechanism.
+	var maps []profile.Feature
+	for _, m := range s.Map {
+		fm, err := profile.ParseMapping(m)
+		if err != nil {
+			return o, &SettingError{Setting: "map", Value: strconv.Quote(m), Err: err}
+		}
+		maps = append(maps, fm)
+	}
+	if len(maps) > 0 {
+		prof, err := profile.WithMappings(o.Profile, maps)
+		if err != nil {
+			return o, &SettingError{Setting: "map", Value: strconv.Quote(strings.Join(s.Map, " ")), Err: err}
+		}
+		o.Profile = prof
 	}
 	for _, v := range s.Strict {
 		switch strings.TrimSpace(v) {

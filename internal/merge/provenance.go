@@ -15,6 +15,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
+	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
@@ -213,9 +214,11 @@ func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 			return b.WriteCeresFile(filepath.ToSlash(rel), data)
 		})
 	}
-	for _, rel := range []string{exportReportPath, CampaignPath} {
+	// The feature profile goes with the report: verify --journal rebuilds a
+	// source's features from it.
+	for _, rel := range []string{exportReportPath, CampaignPath, profile.ShardPath} {
 		data, err := os.ReadFile(s.path(rel))
-		if errors.Is(err, fs.ErrNotExist) && rel == CampaignPath {
+		if errors.Is(err, fs.ErrNotExist) && rel != exportReportPath {
 			continue
 		}
 		if err != nil {

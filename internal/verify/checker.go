@@ -3,6 +3,8 @@ package verify
 import (
 	"context"
 	"fmt"
+
+	"github.com/ceres-robotics/ceres-export/internal/profile"
 )
 
 // checker holds what one verification has read so far.
@@ -22,6 +24,7 @@ type checker struct {
 	tasks    []string              // task strings by task_index; nil when unreadable
 	specs    map[string][]byte     // stored specifications by hash (name)
 	videos   map[string]*videoFile // by shard-relative path; nil when the video check did not run
+	profile  *profile.Profile      // ceres/profile.json; nil when absent or unusable
 
 	// journalRows are the episodes compared with Options.Journal (in a
 	// merged dataset those of that session) and journalReport the export

@@ -1,16 +1,16 @@
 package verify
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
@@ -173,78 +173,60 @@ func heldSample(times []int64, T int64) int {
 	return i - 1
 }
 
-// sensorPart is one journal field feeding a feature.
+// sensorPart is the elements [from, to) of one journal field feeding a
+// feature.
 type sensorPart struct {
-	stream journal.Stream
-	field  int
+	stream   journal.Stream
+	field    int
+	from, to int
 }
 
 // sensorFeature is a data feature and the journal fields it holds,
-// concatenated in order.
+// concatenated in order, or (next >= 0) the next frame of another one.
 type sensorFeature struct {
 	name  string
 	parts []sensorPart
+	next  int // index in the feature list of the source; -1 otherwise
 }
 
-// exportReport is what verify reads of ceres/export-report.json: the
-// feature mappings the export ran with.
-type exportReport struct {
-	Exporter struct {
-		Options struct {
-			Mappings []struct {
-				Name   string   `json:"name"`
-				Fields []string `json:"fields"`
-			} `json:"mappings"`
-		} `json:"options"`
-	} `json:"exporter"`
+// journalProfile is the feature profile the compared episodes were
+// exported with: ceres/profile.json beside their export report (in a
+// merged dataset, that of their source shard), nil for none.
+func (c *checker) journalProfile() (*profile.Profile, string) {
+	if c.journalReport == reportPath {
+		return c.profile, profile.ShardPath
+	}
+	rel := path.Join(path.Dir(c.journalReport), profile.FileName)
+	b, err := os.ReadFile(filepath.Join(c.dir, rel))
+	if err != nil {
+		return nil, rel
+	}
+	p, err := profile.Parse(rel, b)
+	if err != nil {
+		c.errorf("ceres.profile", rel, loc{}, "not a valid feature profile: %v", err)
+		return nil, rel
+	}
+	return p, rel
 }
 
 // sensorFeatures lists the features whose values come from sensor fields:
-// the mappings recorded in ceres/export-report.json, then
-// observation.<stream>.<field> for every field no mapping uses.
+// the stored profile (if any) applied to the session. Which field feeds
+// which feature is the profile's rule; the values are recomputed here,
+// independently of the exporter.
 func (c *checker) sensorFeatures(j *journal.Journal) []sensorFeature {
-	fields := map[string]sensorPart{}
-	var order []string
-	for _, s := range j.Info.Streams {
-		if s.Kind != journal.KindSensor {
-			continue
-		}
-		for fi, f := range s.Fields {
-			key := s.ID + "." + f.Name
-			fields[key] = sensorPart{stream: s, field: fi}
-			order = append(order, key)
-		}
+	prof, rel := c.journalProfile()
+	res, err := profile.Resolve(prof, j.Info)
+	if err != nil {
+		c.errorf("journal.profile", rel, loc{}, "the profile does not fit the session: %v", err)
+		return nil
 	}
-	used := map[string]bool{}
-	var out []sensorFeature
-	if b, err := os.ReadFile(filepath.Join(c.dir, c.journalReport)); err == nil {
-		var rep exportReport
-		if err := json.Unmarshal(b, &rep); err != nil {
-			c.warnf("journal.report", c.journalReport, loc{}, "cannot read the feature mappings: %v", err)
+	out := make([]sensorFeature, len(res.Features))
+	for i, f := range res.Features {
+		sf := sensorFeature{name: f.Name, next: f.Next}
+		for _, p := range f.Parts {
+			sf.parts = append(sf.parts, sensorPart{stream: j.Info.Streams[p.Stream], field: p.Field, from: p.From, to: p.To})
 		}
-		for _, m := range rep.Exporter.Options.Mappings {
-			sf := sensorFeature{name: m.Name}
-			for _, key := range m.Fields {
-				p, ok := fields[key]
-				if !ok {
-					c.errorf("journal.mapping", c.journalReport, loc{}, "mapping %s names field %q, which the session lacks", m.Name, key)
-					sf.parts = nil
-					break
-				}
-				used[key] = true
-				sf.parts = append(sf.parts, p)
-			}
-			if sf.parts != nil {
-				out = append(out, sf)
-			}
-		}
-	}
-	for _, key := range order {
-		if used[key] {
-			continue
-		}
-		p := fields[key]
-		out = append(out, sensorFeature{name: "observation." + key, parts: []sensorPart{p}})
+		out[i] = sf
 	}
 	return out
 }
@@ -272,7 +254,28 @@ func (c *checker) compareSensors(j *journal.Journal, episodes []expectedEpisode)
 		return ss, nil
 	}
 	compared := map[string]bool{}
-	for _, sf := range c.sensorFeatures(j) {
+	features := c.sensorFeatures(j)
+	parts := make([][]*streamSamples, len(features))
+	usable := make([]bool, len(features))
+	for i, sf := range features {
+		src := sf
+		if sf.next >= 0 {
+			src = features[sf.next]
+		}
+		usable[i] = true
+		for _, part := range src.parts {
+			ss, err := load(part.stream)
+			if err != nil {
+				return err
+			}
+			if len(ss.times) == 0 {
+				c.errorf("journal.sensor-value", infoPath, loc{}, "feature %s: stream %s it comes from has no samples in the session", sf.name, part.stream.ID)
+				usable[i] = false
+			}
+			parts[i] = append(parts[i], ss)
+		}
+	}
+	for i, sf := range features {
 		f := c.info.byName[sf.name]
 		if f == nil {
 			c.errorf("journal.missing-feature", infoPath, loc{}, "the session's sensor data make feature %s, which the shard lacks", sf.name)
@@ -280,47 +283,44 @@ func (c *checker) compareSensors(j *journal.Journal, episodes []expectedEpisode)
 		}
 		compared[sf.name] = true
 		vals, ok := c.data.Values[sf.name]
-		if !ok {
+		if !ok || !usable[i] {
 			continue // an unusable column, reported by the data check
 		}
-		var parts []*streamSamples
-		width := 0
-		empty := false
-		for _, part := range sf.parts {
-			ss, err := load(part.stream)
-			if err != nil {
-				return err
-			}
-			if len(ss.times) == 0 {
-				empty = true
-			}
-			parts = append(parts, ss)
-			width += ss.elems[part.field]
+		// A derived feature's value at frame k is its source's at frame
+		// k+1 of the episode (the last frame: its own).
+		src, ps := sf, parts[i]
+		if sf.next >= 0 {
+			src = features[sf.next]
 		}
-		if empty {
-			c.errorf("journal.sensor-value", infoPath, loc{}, "feature %s: a stream it comes from has no samples in the session", sf.name)
-			continue
+		width := 0
+		for _, part := range src.parts {
+			width += part.to - part.from
 		}
 		if width != f.width() {
 			c.errorf("journal.sensor-value", infoPath, loc{}, "feature %s has %d values per row, but its session fields have %d", sf.name, f.width(), width)
 			continue
 		}
 		want := make([]float64, width)
-		held := make([]int, len(parts))
+		held := make([]int, len(ps))
 		for _, pe := range episodes {
 			epi := c.journalRows[pe.index].EpisodeIndex
 			de := c.data.Episodes[epi]
 			if de == nil || de.Rows != pe.length {
 				continue
 			}
-			for k, T := range pe.times {
+			for k := range pe.times {
+				fk := k
+				if sf.next >= 0 && k+1 < len(pe.times) {
+					fk = k + 1
+				}
+				T := pe.times[fk]
 				want = want[:0]
-				for pi, part := range sf.parts {
-					ss := parts[pi]
+				for pi, part := range src.parts {
+					ss := ps[pi]
 					si := heldSample(ss.times, T)
 					held[pi] = si
 					w := ss.elems[part.field]
-					want = append(want, ss.fields[part.field][si*w:(si+1)*w]...)
+					want = append(want, ss.fields[part.field][si*w+part.from:si*w+part.to]...)
 				}
 				r := de.FirstRow + int64(k)
 				for e, x := range want {
@@ -329,11 +329,15 @@ func (c *checker) compareSensors(j *journal.Journal, episodes []expectedEpisode)
 					}
 					got := vals[r*int64(width)+int64(e)]
 					if got != x {
-						pi, pe2 := partOf(sf, parts, e)
-						ss := parts[pi]
+						pi, pe2 := partOf(src, e)
+						ss := ps[pi]
+						what := ""
+						if sf.next >= 0 {
+							what = fmt.Sprintf(" (%s at frame %d)", src.name, fk)
+						}
 						c.errorf("journal.sensor-value", c.data.Files[c.data.RowFile[r]], epRow(epi, r),
-							"%s[%d] at frame %d (T=%d ns) is %v, want %v: %s.%s[%d] of sample %d (t=%d ns)",
-							sf.name, e, k, T, got, x, sf.parts[pi].stream.ID, sf.parts[pi].stream.Fields[sf.parts[pi].field].Name, pe2, held[pi], ss.times[held[pi]])
+							"%s[%d] at frame %d (T=%d ns) is %v, want %v%s: %s.%s[%d] of sample %d (t=%d ns)",
+							sf.name, e, k, T, got, x, what, src.parts[pi].stream.ID, src.parts[pi].stream.Fields[src.parts[pi].field].Name, pe2, held[pi], ss.times[held[pi]])
 						break
 					}
 				}
@@ -349,16 +353,16 @@ func (c *checker) compareSensors(j *journal.Journal, episodes []expectedEpisode)
 }
 
 // partOf returns which part element e of a feature comes from and the
-// element's index within that part.
-func partOf(sf sensorFeature, parts []*streamSamples, e int) (int, int) {
+// element's index within that part's field.
+func partOf(sf sensorFeature, e int) (int, int) {
 	for pi, part := range sf.parts {
-		w := parts[pi].elems[part.field]
+		w := part.to - part.from
 		if e < w {
-			return pi, e
+			return pi, part.from + e
 		}
 		e -= w
 	}
-	return len(parts) - 1, e
+	return len(sf.parts) - 1, e
 }
 
 func isDefaultFeature(name string) bool {
@@ -385,8 +389,21 @@ func (c *checker) compareVideo(j *journal.Journal, episodes []expectedEpisode) e
 		}
 		return nil
 	}
+	prof, _ := c.journalProfile()
+	res, err := profile.Resolve(prof, j.Info)
+	if err != nil {
+		return nil // reported by the sensor comparison
+	}
+	streamOf := map[string]string{}
+	for _, cam := range res.Cameras {
+		streamOf[cam.Key] = cam.Stream
+	}
 	for _, v := range c.info.videoFeatures() {
-		stream := strings.TrimPrefix(v.Name, "observation.images.")
+		stream, ok := streamOf[v.Name]
+		if !ok {
+			c.errorf("journal.video-feature", infoPath, loc{}, "video feature %s comes from no camera the profile keeps in the session", v.Name)
+			continue
+		}
 		var frames []sourceFrame
 		for _, m := range j.Media {
 			if m.Stream != stream {

@@ -50,6 +50,8 @@ func (c *checker) checkProvenance() error {
 		c.specs[m[1]] = b
 		parsed[m[1]] = s
 	}
+	c.checkProfile()
+	c.checkCard()
 	if c.episodes == nil {
 		return nil
 	}

@@ -137,7 +137,7 @@ func (c *checker) checkStructure() error {
 	for _, f := range c.files {
 		c.checkChunkFile(f)
 		switch {
-		case f == infoPath || f == statsPath || f == tasksPath || f == reportPath:
+		case f == infoPath || f == statsPath || f == tasksPath || f == reportPath || f == cardPath:
 		case dataFileRe.MatchString(f):
 			nData++
 		case episodesFileRe.MatchString(f):

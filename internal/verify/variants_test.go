@@ -7,8 +7,16 @@ import (
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/profiles"
 )
+
+// mappedState is the --map observation.state=imu.accel,gripper.force,gripper.counter.
+var mappedState = &profile.Profile{Schema: profile.Schema, Version: profile.Version, Features: []profile.Feature{{
+	Name:   "observation.state",
+	Fields: []profile.FieldRef{{Stream: "imu", Field: "accel"}, {Stream: "gripper", Field: "force"}, {Stream: "gripper", Field: "counter"}},
+}}}
 
 // TestExportVariants exports the fixture session (or one without camera)
 // with other options and checks that verify finds those shards sound too,
@@ -30,7 +38,7 @@ func TestExportVariants(t *testing.T) {
 		{
 			name: "mapped features, several data files", session: fx.session,
 			opts: export.Options{
-				Mappings:          []export.FeatureMapping{{Name: "observation.state", Fields: []string{"imu.accel", "gripper.force", "gripper.counter"}}},
+				Profile:           mappedState,
 				DataFileSizeBytes: 4096,
 				Video:             export.VideoOptions{Codec: "h264"},
 			},
@@ -41,6 +49,11 @@ func TestExportVariants(t *testing.T) {
 				}
 			},
 			feature: "observation.state",
+		},
+		{
+			name: "synth profile: state and next-frame action", session: fx.session,
+			opts:    export.Options{Profile: profiles.Synth(), Video: export.VideoOptions{Codec: "h264"}},
+			feature: "action",
 		},
 		{
 			name: "no camera", session: noCamera,

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestE2EProfile exports a synthetic session with the shipped synth profile
+// plus a --map feature, verifies it against the session, and checks the
+// features LeRobot will see; a broken profile is a usage error naming the
+// file and the key path.
+func TestE2EProfile(t *testing.T) {
+	session := synthSession(t, "--seed", "5", "--cameras", "1")
+	dest := filepath.Join(t.TempDir(), "shard")
+	prof, err := filepath.Abs("../../profiles/synth.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "export", session, "-o", dest, "--vcodec", "h264", "-q", "--profile", prof, "--map", "observation.gripper_mode=gripper.mode")
+	out := mustRun(t, "verify", dest, "--journal", session, "--json")
+	var res struct {
+		Sound    bool  `json:"sound"`
+		Findings []any `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Sound || len(res.Findings) != 0 {
+		t.Fatalf("verify: %s", out)
+	}
+	var info struct {
+		Features map[string]struct {
+			Dtype string   `json:"dtype"`
+			Shape []int    `json:"shape"`
+			Names []string `json:"names"`
+		} `json:"features"`
+	}
+	b, err := os.ReadFile(filepath.Join(dest, "meta/info.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"accel_x", "accel_y", "accel_z", "gyro_x", "gyro_y", "gyro_z", "gripper_closed", "gripper_force"}
+	for _, key := range []string{"observation.state", "action"} {
+		f := info.Features[key]
+		if f.Dtype != "float32" || !slices.Equal(f.Shape, []int{8}) || !slices.Equal(f.Names, names) {
+			t.Errorf("%s: %+v, want float32 [8] %v", key, f, names)
+		}
+	}
+	if _, ok := info.Features["observation.gripper_mode"]; !ok {
+		t.Error("the --map feature is missing")
+	}
+	for _, gone := range []string{"observation.imu.accel", "observation.gripper.force", "observation.gripper.mode"} {
+		if _, ok := info.Features[gone]; ok {
+			t.Errorf("%s is exported although the profile takes its field", gone)
+		}
+	}
+	stored, err := os.ReadFile(filepath.Join(dest, "ceres/profile.json"))
+	if err != nil || !strings.Contains(string(stored), `"name":"observation.gripper_mode"`) {
+		t.Errorf("ceres/profile.json %s (%v) lacks the --map feature", stored, err)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("schema: ceres-feature-profile\nversion: 1\nfeatures:\n  - name: action\n    fields:\n      - {stream: imu, field: acel}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := run(t, "export", session, "-o", filepath.Join(t.TempDir(), "x"), "--profile", bad)
+	if code != exitFindings || !strings.Contains(errOut, bad+":6: profile features[0].fields[0].field") || !strings.Contains(errOut, "(have accel, gyro)") {
+		t.Errorf("profile that does not fit: exit %d, stderr %q; want %d naming %s:6 and the key path", code, errOut, exitFindings, bad)
+	}
+	if err := os.WriteFile(bad, []byte("schema: ceres-feature-profile\nversion: 1\nfeatures:\n  - name: action\n    feilds: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = run(t, "export", session, "-o", filepath.Join(t.TempDir(), "x"), "--profile", bad)
+	if code != exitUsage || !strings.Contains(errOut, bad+":5: profile features[0].feilds: unknown key") {
+		t.Errorf("malformed profile: exit %d, stderr %q; want %d naming %s:5 and the key path", code, errOut, exitUsage, bad)
+	}
+	_, errOut, code = run(t, "export", session, "-o", filepath.Join(t.TempDir(), "y"), "--profile", prof, "--map", "action=imu.gyro")
+	if code != exitUsage || !strings.Contains(errOut, `"action" is already the name of features[1]`) {
+		t.Errorf("--map clashing with the profile: exit %d, stderr %q", code, errOut)
+	}
+}

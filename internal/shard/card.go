@@ -1,0 +1,109 @@
+package shard
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"text/template"
+)
+
+// CardPath is where the dataset card lives: README.md at the shard root,
+// the file the Hugging Face Hub shows and LeRobot's push_to_hub writes.
+const CardPath = "README.md"
+
+// Card is what a dataset card says beside LeRobot's own template.
+type Card struct {
+	// Tags follow LeRobot's own "LeRobot" tag.
+	Tags []string
+	// Description is markdown: the template's dataset_description.
+	Description string
+}
+
+// cardTemplate renders what LeRobot's create_lerobot_dataset_card
+// (lerobot/datasets/utils.py with card_template.md, through
+// huggingface_hub's DatasetCard.from_template and PyYAML) writes for a
+// dataset without repo_id, license, url, paper or citation: the card data
+// (task_categories, tags, configs pointing at the data files), the
+// description, and meta/info.json as json.dumps(info, indent=4). The blank
+// lines are those the Jinja template leaves (the repo_id block renders
+// empty); like DatasetCard's text, the file ends without a newline. The
+// conformance check compares this with LeRobot's own output byte for
+// byte.
+var cardTemplate = template.Must(template.New("card").Funcs(template.FuncMap{"yamlString": yamlString}).Parse(`---
+task_categories:
+- robotics
+tags:
+- LeRobot
+{{range .Tags}}- {{yamlString .}}
+{{end}}configs:
+- config_name: default
+  data_files: data/*/*.parquet
+---
+
+This dataset was created using [LeRobot](https://github.com/huggingface/lerobot).
+
+
+
+## Dataset Description
+
+{{.Description}}
+
+- **Homepage:** [More Information Needed]
+- **Paper:** [More Information Needed]
+- **License:** [More Information Needed]
+
+## Dataset Structure
+
+[meta/info.json](meta/info.json):
+` + "```json\n{{.Info}}\n```" + `
+
+
+## Citation
+
+**BibTeX:**
+
+` + "```bibtex\n[More Information Needed]\n```"))
+
+// plainYAML matches the strings PyYAML writes unquoted and that read back
+// as the same string (not a number, boolean or null).
+var plainYAML = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+// yamlString writes s as a YAML scalar that reads back as the string s:
+// plain where PyYAML writes it plain, otherwise double-quoted with JSON
+// escapes (valid YAML 1.2).
+func yamlString(s string) string {
+	switch s {
+	case "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
+		"on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL":
+		return strconv.Quote(s)
+	}
+	if plainYAML.MatchString(s) {
+		return s
+	}
+	return strconv.QuoteToASCII(s)
+}
+
+// WriteCard writes the dataset card, README.md, after Finish: LeRobot's
+// card around c and the shard's info.json.
+func (b *Builder) WriteCard(c Card) error {
+	if !b.finished || b.err != nil {
+		return fmt.Errorf("shard: the dataset card is written after a successful Finish")
+	}
+	info, err := marshalPyJSON(b.infoJSON(), 4, true)
+	if err != nil {
+		return fmt.Errorf("shard: %s: %w", CardPath, err)
+	}
+	var buf bytes.Buffer
+	if err := cardTemplate.Execute(&buf, struct {
+		Card
+		Info string
+	}{c, string(info)}); err != nil {
+		return fmt.Errorf("shard: %s: %w", CardPath, err)
+	}
+	if err := writeFileSync(filepath.Join(b.dir, CardPath), buf.Bytes()); err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	return nil
+}
