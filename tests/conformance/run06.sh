@@ -9,7 +9,8 @@
 #   3. merge two shards holding every dtype the exporter writes with a
 #      dataset its own writer made, for AV1 and for H.264 (merge06.py);
 #   4. run lerobot-edit-dataset on a shard (edit06.py);
-#   5. pass lerobot-doctor --ci on every shard (doctor.py).
+#   5. pass lerobot-doctor --ci on every shard (doctor.py), among them an
+#      export with the shipped profile (profiles/synth.yaml), where it exists.
 # Where no Python >= 3.12 exists it says so and exits 0 (0.4.4 ran alone).
 #
 # Usage: run06.sh WORK EXPORTER [--merge A,B ...] SHARD=EXPECT.json ...
@@ -67,6 +68,23 @@ for codec in av1 h264; do
 		fi
 	done
 done
+
+# A training-ready export: the shipped synth profile (observation.state and
+# action); lerobot-doctor must find no FAIL in it.
+profile="$root/profiles/synth.yaml"
+if [ -f "$profile" ]; then
+	name=profile-av1
+	if "$bin" synth -o "$work/$name-session" --seed 33 --time-scale 0.1 --width 160 --height 120 >"$work/$name.log" 2>&1 &&
+		"$bin" export "$work/$name-session" -o "$work/$name" --profile "$profile" --json -q \
+			>"$work/$name.summary.json" 2>>"$work/$name.log" &&
+		"$py" "$here/check.py" expect "$work/$name" --summary "$work/$name.summary.json" -o "$work/$name.expect.json"; then
+		dtype_shards+=("$work/$name=$work/$name.expect.json")
+	else
+		fail "export $name with $profile (see $work/$name.log)"
+	fi
+else
+	echo "note: no profiles/synth.yaml: no training-ready export to check"
+fi
 
 echo "== conformance 0.6: LeRobot 0.6 reads $(($# + ${#dtype_shards[@]})) shards"
 "$py" "$here/check.py" --workdir "$work/check" "$@" "${dtype_shards[@]}" 2>&1 | tee "$work/check.log" | quiet
