@@ -11,8 +11,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
@@ -391,18 +394,29 @@ func episodeRows(ctx context.Context, r *export.Result, cams map[string]video.Ca
 		count += 3 * len(cams[s].Episodes)
 	}
 	width, quality := thumbSize(count)
-	for _, s := range streams {
+	// Cameras decode side by side, one goroutine each (as export encodes
+	// them): decoding the exported video is most of a page's time.
+	strips := make([][]strip, len(streams))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, runtime.NumCPU()))
+	for k, s := range streams {
 		res := cams[s]
 		if len(res.Episodes) != len(p.Episodes) {
 			return nil, nil, fmt.Errorf("report: camera %s has %d episodes in ceres/videos.json, the plan %d", s, len(res.Episodes), len(p.Episodes))
 		}
 		feature := r.Report.Cameras[s].Feature
-		th, err := thumbnails(ctx, r.Dir, feature, res, width, quality)
-		if err != nil {
-			return nil, nil, err
-		}
+		g.Go(func() error {
+			var err error
+			strips[k], err = thumbnails(gctx, r.Dir, feature, res, width, quality)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	for k, s := range streams {
 		for i := range rows {
-			rows[i].Cameras = append(rows[i].Cameras, cameraThumbs{Stream: s, Gaps: res.Episodes[i].Gaps, Strip: th[i]})
+			rows[i].Cameras = append(rows[i].Cameras, cameraThumbs{Stream: s, Gaps: cams[s].Episodes[i].Gaps, Strip: strips[k][i]})
 		}
 	}
 	return rows, streams, nil
