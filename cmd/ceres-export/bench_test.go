@@ -50,7 +50,7 @@ func runCmd(args ...string) (string, string, error) {
 }
 
 // BenchmarkExportMemory compares the peak memory of exporting a one-hour
-// session with that of a one-minute one (goal: at most 1.10). The example
+// session with that of a one-minute one (goal: at most 1.05). The example
 // specification's cycle lasts about 66 s; 55 cycles make an hour. Small
 // pictures keep the encoding time reasonable; memory per frame does not
 // depend on the session's length either way.
