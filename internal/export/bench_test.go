@@ -42,6 +42,7 @@ type synthRow struct {
 type rowsStageInput struct {
 	j        *journal.Journal
 	p        *plan.Plan
+	resolved *profile.Resolved
 	features []rowFeature
 	shard    []shard.Feature
 }
@@ -70,7 +71,7 @@ func openRowsStageInput(tb testing.TB, session string) *rowsStageInput {
 		tb.Fatal(err)
 	}
 	features := sensorFeatures(resolved, false)
-	in := &rowsStageInput{j: j, p: p, features: features}
+	in := &rowsStageInput{j: j, p: p, resolved: resolved, features: features}
 	for _, f := range features {
 		in.shard = append(in.shard, f.Feature)
 	}

@@ -66,7 +66,7 @@ func BenchmarkExportVsVideoStage(b *testing.B) {
 			if err := os.MkdirAll(stageDir, 0o755); err != nil {
 				b.Fatal(err)
 			}
-			cams, _, err := exportCameras(ctx, in.j, in.p, stageDir, filepath.Join(dir, "no-previous-shard"), enc, Options{Progress: noProgress{}}, &Report{Cameras: map[string]*CameraReport{}})
+			cams, _, err := exportCameras(ctx, in.j, in.p, in.resolved, stageDir, filepath.Join(dir, "no-previous-shard"), enc, Options{Progress: noProgress{}}, &Report{Cameras: map[string]*CameraReport{}})
 			if err != nil {
 				b.Fatal(err)
 			}
