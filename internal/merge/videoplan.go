@@ -188,7 +188,7 @@ func (p *videoPlan) execute(ctx context.Context, dir string, fps int) error {
 			}
 			continue
 		}
-		j, err := video.NewJoiner(dst, fps)
+		j, err := video.NewJoiner(dst, fps, f.frames)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/asticode/go-astiav"
 )
@@ -29,7 +30,7 @@ type JoinedPart struct {
 // 1/fps, duration 1), so a source frame keeps its exact bytes and the file's
 // duration is frames/fps. Every source must itself be on the grid (frame k at
 // k/fps from its first, no reordering) and start with a key frame; the moov
-// atom goes to the front (faststart) when the file is finished.
+// atom is at the front of the finished file.
 type Joiner struct {
 	path   string
 	fps    int
@@ -41,15 +42,28 @@ type Joiner struct {
 	frames int
 	bytes  int64
 	closed bool
+	// planned is the frame count announced to NewJoiner (0: unknown).
+	planned int
 }
 
 // NewJoiner prepares a joined file at path (created on the first Append).
-func NewJoiner(path string, fps int) (*Joiner, error) {
+// frames, when positive, is the number of frames the file will hold: the
+// index (moov) is then written into space reserved at the front instead of
+// being moved there by a second pass over the file (faststart), which would
+// read and write every byte again. Appending more frames than that is an
+// error at Close.
+func NewJoiner(path string, fps, frames int) (*Joiner, error) {
 	if fps <= 0 {
 		return nil, fmt.Errorf("join %s: fps must be positive, got %d", path, fps)
 	}
-	return &Joiner{path: path, fps: fps}, nil
+	return &Joiner{path: path, fps: fps, planned: frames}, nil
 }
+
+// moovReserve bounds the moov atom of a one-track mp4 of n frames: fixed
+// boxes (mvhd, tkhd, edts, mdia, hdlr, vmhd, dinf, stsd, stts, udta) in
+// 8 KiB plus the codec configuration twice, and per frame at most one
+// entry in each of stsz (4 bytes), stss (4), stsc (12) and co64 (8).
+func moovReserve(n, extradata int) int { return 8192 + 2*extradata + 32*n }
 
 // Path returns the joined file's path.
 func (j *Joiner) Path() string { return j.path }
@@ -184,7 +198,11 @@ func (j *Joiner) open(cp *astiav.CodecParameters) (err error) {
 		return fmt.Errorf("join %s: create: %w", j.path, err)
 	}
 	j.fc.SetPb(j.ioc)
-	md, err := newDictionary(map[string]string{"movflags": "+faststart"})
+	mux := map[string]string{"movflags": "+faststart"}
+	if j.planned > 0 {
+		mux = map[string]string{"moov_size": strconv.Itoa(moovReserve(j.planned, len(cp.ExtraData())))}
+	}
+	md, err := newDictionary(mux)
 	if err != nil {
 		return fmt.Errorf("join %s: %w", j.path, err)
 	}
@@ -301,6 +319,10 @@ func (j *Joiner) Close() error {
 	j.closed = true
 	if j.fc == nil {
 		return nil
+	}
+	if j.planned > 0 && j.frames > j.planned {
+		j.free()
+		return fmt.Errorf("join %s: %d frames appended, %d announced", j.path, j.frames, j.planned)
 	}
 	if err := j.fc.WriteTrailer(); err != nil {
 		j.free()

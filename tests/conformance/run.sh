@@ -209,11 +209,30 @@ bash "$here/run06.sh" "$work" "$bin" "${merges[@]}" "${shards[@]}" 2>&1 | tee "$
 grep -q -E '^conformance 0.6: (PASS|SKIPPED)' "$work/lerobot-0.6.log" ||
 	fail "LeRobot 0.6 conformance (see $work/lerobot-0.6.log)"
 
+# ceres-export merge against LeRobot's own merge of the same shards
+# (merge_check.py): LeRobot reads the merged dataset fully, and its content
+# equals what aggregate_datasets makes of the shards. Two cameras, a crash.
+echo "== conformance: ceres-export merge against LeRobot's aggregate_datasets"
+tiny=(--time-scale 0.05 --width 160 --height 120 --cameras 2)
+if synth m-a --seed 31 "${tiny[@]}" && export_shard merge-a "$work/m-a-session" --vcodec h264 &&
+	synth m-b --seed 32 --fault crash "${tiny[@]}" && export_shard merge-b "$work/m-b-session" --vcodec h264; then
+	if "$bin" merge "$work/merge-a" "$work/merge-b" -o "$work/ceres-merged" >"$work/merge.log" 2>&1; then
+		"$py" "$here/merge_check.py" --merged "$work/ceres-merged" --workdir "$work/merge-check" \
+			"$work/merge-a" "$work/merge-b" 2>&1 | tee "$work/merge-check.log" |
+			grep -v -E '^(Svt\[|\[mp4 @|\[libx264 @|x264 \[|\[libdav1d)' || true
+		grep -q '^merge-check summary: .*: PASS$' "$work/merge-check.log" ||
+			fail "ceres-export merge vs LeRobot's merge (see $work/merge-check.log)"
+	else
+		fail "ceres-export merge: $(tail -n 5 "$work/merge.log")"
+	fi
+fi
+
 secs=$(($(date +%s) - t_start))
 echo
 echo "== conformance result"
 grep -h -E '^conformance (selftest|summary):' "$work/selftest.log" "$work/check.log" 2>/dev/null || true
 grep -h -E '^conformance 0.6: (PASS|FAIL|SKIPPED)' "$work/lerobot-0.6.log" 2>/dev/null || true
+grep -h -E '^merge-check summary:' "$work/merge-check.log" 2>/dev/null || true
 if [ ${#failures[@]} -eq 0 ]; then
 	echo "conformance: PASS (${#shards[@]} exporter shards, total ${secs}s)"
 	exit 0
