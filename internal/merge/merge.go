@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
@@ -114,6 +115,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	if opts.ChunksSize < 0 || opts.DataFileSizeMB < 0 || opts.VideoFileSizeMB < 0 {
 		return nil, fmt.Errorf("%w: chunks and file sizes must be positive", ErrUsage)
 	}
+	start := time.Now()
 	dirs := opts.Sources
 	if opts.Into != "" {
 		dirs = append([]string{opts.Into}, dirs...)
@@ -160,12 +162,22 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	if err := checkCompatible(sources); err != nil {
 		return nil, err
 	}
-	for _, s := range sources {
-		if err := quickVerify(ctx, s.dir); err != nil {
-			return nil, err
+	// The quick verify of the sources runs beside the merge, which writes
+	// only into the staging directory: the commit waits for it, and an
+	// unsound source fails the merge with verify's findings, whatever else
+	// went wrong meanwhile.
+	verified := make(chan error, 1)
+	go func() {
+		for _, s := range sources {
+			if err := quickVerify(ctx, s.dir); err != nil {
+				verified <- err
+				return
+			}
 		}
-	}
-	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != ""}
+		verified <- nil
+	}()
+	log.Debug("merge: sources read", "sources", len(sources), "elapsed", time.Since(start))
+	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, verified: verified}
 	m.reportIndex = make([]int, len(sources))
 	next := 0
 	for i, s := range sources {
@@ -177,7 +189,21 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 		m.reportIndex[i] = next
 		next++
 	}
-	return m.run(ctx, st)
+	res, err := m.run(ctx, st)
+	if verr := m.waitVerified(); verr != nil {
+		return nil, verr
+	}
+	return res, err
+}
+
+// waitVerified returns the result of the sources' quick verify, waiting
+// for it the first time.
+func (m *merger) waitVerified() error {
+	if !m.verifyDone {
+		m.verifyErr = <-m.verified
+		m.verifyDone = true
+	}
+	return m.verifyErr
 }
 
 // destinationInputs are the inputs the output may not overlap: every
@@ -266,6 +292,11 @@ type merger struct {
 	log     *slog.Logger
 	sources []*source
 	into    bool // sources[0] is the dataset appended to
+	start   time.Time
+	// verified delivers the sources' quick verify (see waitVerified).
+	verified   chan error
+	verifyDone bool
+	verifyErr  error
 	// reportIndex is each source's position in the report's sources (-1
 	// for the dataset appended to).
 	reportIndex []int
@@ -318,12 +349,16 @@ func (m *merger) run(ctx context.Context, st *shard.Staging) (*Result, error) {
 			}
 		}()
 	}
+	m.log.Debug("merge: video planned", "elapsed", time.Since(m.start))
 	report, err := m.writeRows(ctx, b, features, plans)
+	m.log.Debug("merge: rows written", "elapsed", time.Since(m.start))
 	if err != nil {
 		cancel()
 	}
 	wg.Wait()
+	m.log.Debug("merge: video written", "elapsed", time.Since(m.start))
 	<-fpDone
+	m.log.Debug("merge: fingerprints", "elapsed", time.Since(m.start))
 	if err != nil {
 		return nil, err
 	}
@@ -350,9 +385,15 @@ func (m *merger) run(ctx context.Context, st *shard.Staging) (*Result, error) {
 	if err := b.Finish(nil); err != nil {
 		return nil, err
 	}
+	m.log.Debug("merge: metadata written", "elapsed", time.Since(m.start))
+	if err := m.waitVerified(); err != nil {
+		return nil, err
+	}
+	m.log.Debug("merge: sources verified", "elapsed", time.Since(m.start))
 	if err := st.Commit(); err != nil {
 		return nil, err
 	}
+	m.log.Debug("merge: committed", "elapsed", time.Since(m.start))
 	res := &Result{
 		Output: m.opts.Output, Sources: len(report.Sources), Added: len(report.Runs[len(report.Runs)-1].Sources),
 		Episodes: report.Episodes, Frames: report.Frames, Tasks: report.Tasks, DataFiles: len(report.Data), Report: report,

@@ -310,8 +310,8 @@ func (j *Joiner) Append(ctx context.Context, src string) (JoinedPart, error) {
 	return part, nil
 }
 
-// Close writes the trailer (moving the index to the front) and closes the
-// file. A Joiner that never had a source writes nothing.
+// Close writes the trailer (the index at the front), closes the file and
+// fsyncs it. A Joiner that never had a source writes nothing.
 func (j *Joiner) Close() error {
 	if j.closed {
 		return fmt.Errorf("join %s: already closed", j.path)
@@ -334,7 +334,27 @@ func (j *Joiner) Close() error {
 	}
 	j.ioc = nil
 	j.free()
+	if err == nil {
+		err = syncFile(j.path)
+	}
 	return err
+}
+
+// syncFile fsyncs a finished file, so that the output's final sync finds
+// it clean (and a joiner's sync overlaps the caller's other work).
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("join %s: %w", path, err)
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("join %s: sync: %w", path, err)
+	}
+	return nil
 }
 
 // Abort releases everything and removes the partial file.
