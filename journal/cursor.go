@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"sync/atomic"
+
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // SampleCursor reads one sensor stream's SAMPLES records in journal order,
@@ -209,7 +211,7 @@ func (c *SampleCursor) run(start int, free chan *cursorSlot, ready chan<- *curso
 				f = nil
 			}
 			var err error
-			if f, err = os.Open(c.j.segments[r.seg]); err != nil {
+			if f, err = input.Open(c.j.segments[r.seg]); err != nil {
 				f = nil
 				s.err = err
 			}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
@@ -215,7 +216,7 @@ type scan struct {
 
 // segment reads one segment file.
 func (s *scan) segment(idx int, name, path string, last bool) error {
-	f, err := os.Open(path)
+	f, err := input.Open(path)
 	if err != nil {
 		return err
 	}

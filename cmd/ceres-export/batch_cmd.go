@@ -152,7 +152,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	}
 	sum, runErr := batch.Run(ctx, tasks, batch.Options{
 		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version, Inputs: []string{opts.Manifest}, Salt: salt,
-		ExitStatus: exportErrorCode, Page: report.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: batch.SchedulerEnv(os.Getenv),
+		ExitStatus: exitCode, Page: report.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: batch.SchedulerEnv(os.Getenv),
 		OnDone: func(r batch.TaskResult) {
 			done++
 			fmt.Fprintf(s.Err, "[%d/%d] %s %s\n", done, len(tasks), r.Task.ID, describeResult(r))
@@ -215,7 +215,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		}
 		if err != nil {
 			_ = writePage(merged)
-			return withCode(mergeErrorCode(err), err)
+			return err
 		}
 	}
 	return writePage(merged)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"slices"
 	"sort"
@@ -14,10 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
-	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/report"
-	"github.com/ceres-robotics/ceres-export/internal/shard"
-	"github.com/ceres-robotics/ceres-export/journal"
 )
 
 // version is the exporter's version, written into every export report.
@@ -162,7 +158,7 @@ func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 	}
 	rep, err := export.Export(ctx, opts.Session, opts.Output, opts.Options)
 	if err != nil {
-		return withCode(exportErrorCode(err), err)
+		return err
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(s.Out)
@@ -209,23 +205,4 @@ func printExportSummary(s streams, dir string, rep *export.Report) {
 	for _, n := range rep.Notes {
 		fmt.Fprintf(s.Out, "  note: %s\n", n)
 	}
-}
-
-// exportErrorCode maps an export error to an exit code.
-func exportErrorCode(err error) int {
-	switch {
-	case errors.Is(err, export.ErrStrict), errors.Is(err, export.ErrSpecMismatch), errors.Is(err, export.ErrNoEpisodes),
-		errors.Is(err, profile.ErrMismatch):
-		return exitFindings
-	case errors.Is(err, shard.ErrDestinationExists), errors.Is(err, shard.ErrDestinationRefused):
-		return exitUsage
-	case errors.Is(err, shard.ErrDestinationBusy):
-		return exitFailed
-	case errors.Is(err, journal.ErrCorrupt), errors.Is(err, journal.ErrSegmentGap), errors.Is(err, journal.ErrBadHeader),
-		errors.Is(err, journal.ErrInvalid), errors.Is(err, journal.ErrSpec):
-		return journalErrorCode(err)
-	case errors.Is(err, fs.ErrNotExist):
-		return exitUsage
-	}
-	return exitFailed
 }

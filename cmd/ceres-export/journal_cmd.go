@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -124,7 +122,7 @@ func runJournalInspect(ctx context.Context, opts JournalInspectOptions, s stream
 	}
 	j, err := journal.Open(ctx, opts.Dir, journal.Options{Salvage: opts.Salvage})
 	if err != nil {
-		return withCode(journalErrorCode(err), fmt.Errorf("%s: %w", opts.Dir, err))
+		return withCode(exitUsage, fmt.Errorf("%s: %w", opts.Dir, err)) // otherwise: DIR cannot be read
 	}
 	fps, source := opts.FPS, "--fps"
 	if fps == 0 {
@@ -161,22 +159,6 @@ func runJournalInspect(ctx context.Context, opts JournalInspectOptions, s stream
 		return withCode(exitFailed, enc.Encode(in))
 	}
 	return withCode(exitFailed, writeInspection(s.Out, &in))
-}
-
-// journalErrorCode maps an error of journal.Open to an exit code.
-func journalErrorCode(err error) int {
-	switch {
-	case errors.Is(err, journal.ErrCorrupt), errors.Is(err, journal.ErrSegmentGap), errors.Is(err, journal.ErrBadHeader):
-		return exitCorrupt
-	case errors.Is(err, journal.ErrInvalid), errors.Is(err, journal.ErrSpec):
-		return exitFindings
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return exitFailed
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
-		return exitUsage
-	}
-	// Any other error is an I/O error reading DIR: it cannot be read.
-	return exitUsage
 }
 
 // seconds renders a journal time exactly and readably: 8s, 1.05s, 10h0m5s.

@@ -25,7 +25,14 @@ func main() {
 	// Likewise for the C heap: FFmpeg's growing MP4 index must not leave
 	// holes behind in it (see video.MapLargeAllocations).
 	video.MapLargeAllocations(largeAllocation)
+	// The first SIGINT or SIGTERM cancels ctx: every command stops, removes
+	// its staging and exits 4. A second one kills at once (the next run
+	// removes what that leaves behind).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := Main(ctx, os.Args[1:], streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	stop()
 	os.Exit(code)

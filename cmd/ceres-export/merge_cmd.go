@@ -118,7 +118,7 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 		Quantiles: q, Privacy: mode, Version: version, Logger: s.Logger(),
 	})
 	if err != nil {
-		return withCode(mergeErrorCode(err), err)
+		return err
 	}
 	sum := mergeSummary{
 		Output: res.Output, Sources: res.Sources, Added: res.Added, Episodes: res.Episodes, Frames: res.Frames,
@@ -132,16 +132,4 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 	fmt.Fprintf(s.Out, "merged %d shards (%d added): %d episodes, %d frames, %d tasks, %d data and %d video files in %s\n",
 		sum.Sources, sum.Added, sum.Episodes, sum.Frames, sum.Tasks, sum.DataFiles, sum.VideoFiles, sum.Output)
 	return nil
-}
-
-// mergeErrorCode maps a merge error to an exit status.
-func mergeErrorCode(err error) int {
-	switch {
-	case errors.Is(err, merge.ErrUnsound):
-		return exitFindings
-	case errors.Is(err, merge.ErrUsage), errors.Is(err, merge.ErrMismatch), errors.Is(err, shard.ErrDestinationExists),
-		errors.Is(err, shard.ErrDestinationRefused):
-		return exitUsage
-	}
-	return exitFailed
 }

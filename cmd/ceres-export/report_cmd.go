@@ -78,7 +78,7 @@ func runReport(ctx context.Context, opts ReportOptions, s streams) error {
 		r, err = report.LoadSession(ctx, opts.Session, opts.Salvage)
 	}
 	if err != nil {
-		return withCode(reportErrorCode(err), err)
+		return withCode(exitUsage, err) // otherwise: an input that cannot be read
 	}
 	if err := report.WriteFile(opts.Output, func(w io.Writer) error { return report.WriteSession(ctx, w, r) }); err != nil {
 		return withCode(exitFailed, err)
@@ -109,13 +109,4 @@ func outsideSession(output, session string) error {
 		return fmt.Errorf("-o %s is a directory; name the HTML file to write", output)
 	}
 	return nil
-}
-
-// reportErrorCode maps a load error to an exit code: the journal's codes as
-// export maps them, anything else unreadable input.
-func reportErrorCode(err error) int {
-	if code := exportErrorCode(err); code != exitFailed {
-		return code
-	}
-	return exitUsage
 }

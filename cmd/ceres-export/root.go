@@ -5,11 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/merge"
+	"github.com/ceres-robotics/ceres-export/internal/profile"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/verify"
 	"github.com/ceres-robotics/ceres-export/internal/video"
+	"github.com/ceres-robotics/ceres-export/journal"
 )
 
 // Exit codes, shared by every subcommand and listed in README.md.
@@ -78,20 +87,75 @@ func reportError(w io.Writer, err error) int {
 		return exitOK
 	}
 	var silent *silentError
-	if errors.As(err, &silent) {
+	if !errors.As(err, &silent) {
+		fmt.Fprintf(w, "ceres-export: %v\n", err)
+	}
+	return exitCode(err)
+}
+
+// exitCode is the one mapping from a failure to an exit status, the same
+// for every command: what went wrong decides, not which command met it. A
+// code a command attached (withCode) counts only for failures this switch
+// does not know.
+func exitCode(err error) int {
+	var (
+		silent *silentError
+		ce     *codeError
+		ran    *runError
+	)
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &silent):
 		return silent.code
-	}
-	fmt.Fprintf(w, "ceres-export: %v\n", err)
-	var ce *codeError
-	if errors.As(err, &ce) {
+	case errors.Is(err, shard.ErrDestinationExists), errors.Is(err, shard.ErrDestinationRefused),
+		errors.Is(err, merge.ErrUsage), errors.Is(err, merge.ErrMismatch), errors.Is(err, verify.ErrUnreadable),
+		errors.Is(err, input.ErrNotRegular), errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
+		errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR),
+		errors.Is(err, syscall.ENAMETOOLONG):
+		// The caller's to fix: a usage error, an input that cannot be
+		// read (also a session without journal/), a destination that may
+		// not be written.
+		return exitUsage
+	case errors.Is(err, export.ErrStrict), errors.Is(err, export.ErrSpecMismatch), errors.Is(err, export.ErrNoEpisodes),
+		errors.Is(err, journal.ErrInvalid), errors.Is(err, journal.ErrSpec), errors.Is(err, merge.ErrUnsound),
+		errors.Is(err, profile.ErrMismatch):
+		return exitFindings
+	case errors.Is(err, journal.ErrCorrupt), errors.Is(err, journal.ErrSegmentGap), errors.Is(err, journal.ErrBadHeader):
+		return exitCorrupt
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, shard.ErrDestinationBusy):
+		return exitFailed
+	case errors.As(err, &ce):
 		return ce.code
-	}
-	if errors.Is(err, context.Canceled) {
+	case errors.As(err, &ran):
 		return exitFailed
 	}
 	// Errors cobra returns before RunE (unknown flag, wrong arg count) are
 	// usage errors.
 	return exitUsage
+}
+
+// runError marks an error a command's RunE returned, as opposed to one
+// cobra returned before running it.
+type runError struct{ err error }
+
+func (e *runError) Error() string { return e.err.Error() }
+func (e *runError) Unwrap() error { return e.err }
+
+// markRunErrors wraps the RunE of c and its subcommands so that their
+// errors are runErrors.
+func markRunErrors(c *cobra.Command) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if err := run(cmd, args); err != nil {
+				return &runError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		markRunErrors(sub)
+	}
 }
 
 func newRootCmd(s streams) *cobra.Command {
@@ -119,5 +183,6 @@ func newRootCmd(s streams) *cobra.Command {
 		newReportCmd(s),
 		newBatchCmd(s),
 	)
+	markRunErrors(root)
 	return root
 }

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
@@ -70,8 +70,8 @@ func newSpecHashCmd(s streams) *cobra.Command {
 SHA-256 of its canonical form (RFC 8785) alone on stdout. Warnings and
 violations go to stderr.` + specExitStatus,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			spec, err := specLoad(s, args[0])
+		RunE: func(c *cobra.Command, args []string) error {
+			spec, err := specLoad(c.Context(), s, args[0])
 			if err != nil {
 				return err
 			}
@@ -90,8 +90,8 @@ func newSpecCanonCmd(s streams) *cobra.Command {
 to stdout, with nothing before or after it. Warnings and violations go to
 stderr.` + specExitStatus,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			spec, err := specLoad(s, args[0])
+		RunE: func(c *cobra.Command, args []string) error {
+			spec, err := specLoad(c.Context(), s, args[0])
 			if err != nil {
 				return err
 			}
@@ -103,8 +103,8 @@ stderr.` + specExitStatus,
 
 // specLoad reads and parses one file for hash and canon, printing
 // violations and warnings on stderr.
-func specLoad(s streams, name string) (*taskspec.Spec, error) {
-	data, err := specReadFile(s, name)
+func specLoad(ctx context.Context, s streams, name string) (*taskspec.Spec, error) {
+	data, err := specReadFile(ctx, s, name)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
@@ -126,19 +126,19 @@ func specLoad(s streams, name string) (*taskspec.Spec, error) {
 }
 
 // specReadFile reads a named file, or standard input for "-".
-func specReadFile(s streams, name string) ([]byte, error) {
+func specReadFile(ctx context.Context, s streams, name string) ([]byte, error) {
 	if name == "-" {
 		if s.In == nil {
 			return nil, errors.New("-: no standard input")
 		}
-		data, err := io.ReadAll(s.In)
+		data, err := readAllContext(ctx, s.In)
 		if err != nil {
 			return nil, fmt.Errorf("-: %w", err)
 		}
 		return data, nil
 	}
 	// os.ReadFile's error already names the file.
-	return os.ReadFile(name)
+	return input.ReadFile(name)
 }
 
 // specFinding is a violation or warning in --json output.
@@ -176,7 +176,7 @@ func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files [
 		if err := ctx.Err(); err != nil {
 			return withCode(exitFailed, err)
 		}
-		r, code := specCheckFile(s, name)
+		r, code := specCheckFile(ctx, s, name)
 		worst = max(worst, code)
 		results = append(results, r)
 		if opts.JSON {
@@ -210,12 +210,12 @@ func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files [
 }
 
 // specCheckFile checks one file and returns its result and exit code.
-func specCheckFile(s streams, name string) (specCheckResult, int) {
+func specCheckFile(ctx context.Context, s streams, name string) (specCheckResult, int) {
 	r := specCheckResult{File: name, Warnings: []specFinding{}, Violations: []specFinding{}}
-	data, err := specReadFile(s, name)
+	data, err := specReadFile(ctx, s, name)
 	if err != nil {
 		r.Error = err.Error()
-		return r, exitUsage
+		return r, exitCode(err)
 	}
 	spec, err := taskspec.Parse(data)
 	var invalid *taskspec.InvalidError
@@ -231,4 +231,25 @@ func specCheckFile(s streams, name string) (specCheckResult, int) {
 	r.Hash = spec.Hash()
 	r.Warnings = specFindings(spec.Warnings())
 	return r, exitOK
+}
+
+// readAllContext reads r to the end, or until ctx is done: a read from a
+// pipe nobody writes to blocks in the kernel, and a signal must still stop
+// the command (the reading goroutine ends with the process).
+func readAllContext(ctx context.Context, r io.Reader) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		done <- result{b, err}
+	}()
+	select {
+	case res := <-done:
+		return res.b, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

@@ -3,11 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
@@ -81,7 +81,7 @@ func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
 		}
 	}
 	if opts.specFile != "" {
-		b, err := os.ReadFile(opts.specFile)
+		b, err := input.ReadFile(opts.specFile)
 		if err != nil {
 			return withCode(exitUsage, err)
 		}

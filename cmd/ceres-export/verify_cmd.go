@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 )
@@ -103,7 +103,7 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 	}
 	vo.Privacy = mode
 	for _, f := range opts.TaskSpecs {
-		b, err := os.ReadFile(f)
+		b, err := input.ReadFile(f)
 		if err != nil {
 			return withCode(exitUsage, err)
 		}

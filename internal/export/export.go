@@ -450,12 +450,16 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolv
 			if err != nil {
 				return fmt.Errorf("camera %s: %w", s.ID, err)
 			}
-			res, reused := prev.find(s.ID, content)
+			old, reused := prev.find(s.ID, content)
+			res := old.Result
 			if reused {
-				if err := reuseFiles(prevDir, dir, key, res); err != nil {
+				if err := reuseFiles(prevDir, dir, key, old); err != nil {
 					// The old shard is not what its manifest says: encode.
 					reused = false
 					_ = os.RemoveAll(filepath.Join(dir, "videos", key))
+					mu.Lock()
+					rep.Notes = append(rep.Notes, fmt.Sprintf("camera %s: the replaced shard's video is not reused (%v); encoded again", s.ID, err))
+					mu.Unlock()
 				}
 			}
 			if !reused {
@@ -490,7 +494,11 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolv
 			if err != nil {
 				return fmt.Errorf("camera %s: %w", s.ID, err)
 			}
-			manifest.Cameras[i] = videoManifestCamera{Stream: s.ID, Key: content, Result: res}
+			sums, err := videoHashes(dir, key, res)
+			if err != nil {
+				return fmt.Errorf("camera %s: %w", s.ID, err)
+			}
+			manifest.Cameras[i] = videoManifestCamera{Stream: s.ID, Key: content, Result: res, FileSHA256: sums}
 			cams[i] = camera{stream: s.ID, result: res, feature: shard.Feature{
 				Name:  key,
 				Dtype: lerobot.Video,

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -156,5 +158,92 @@ func TestReexportRefused(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(dest))
 	if len(entries) != 1 {
 		t.Errorf("refused re-exports left %d entries beside the shard", len(entries)-1)
+	}
+}
+
+// Class 5: a re-export reuses only video bytes whose SHA-256 is the one
+// ceres/videos.json recorded; any other damage to the old shard's video or
+// its record means encoding again, and the report says why.
+func TestReexportReusesOnlyVerifiedVideo(t *testing.T) {
+	ctx := context.Background()
+	session := smallSession(t, synth.Options{Seed: 63, Cameras: 1})
+	base := filepath.Join(t.TempDir(), "shard")
+	enc := &countingEncoder{}
+	opts := Options{Video: VideoOptions{Codec: "h264"}, encodeCameraForTesting: enc.encode}
+	if _, err := Export(ctx, session, base, opts); err != nil {
+		t.Fatal(err)
+	}
+	mp4s, _ := filepath.Glob(filepath.Join(base, "videos", "*", "chunk-*", "file-*.mp4"))
+	if len(mp4s) == 0 {
+		t.Fatal("no video file")
+	}
+	videoRel, _ := filepath.Rel(base, mp4s[0])
+	manifest := filepath.Join("ceres", videoManifestName)
+	for _, c := range []struct {
+		name   string
+		damage func(t *testing.T, dir string)
+		reuse  bool
+		why    string
+	}{
+		{"untouched", func(*testing.T, string) {}, true, ""},
+		{"a flipped byte, same size", func(t *testing.T, dir string) { flipByte(t, filepath.Join(dir, videoRel), 0.5) }, false, "SHA-256"},
+		{"a flipped byte near the end", func(t *testing.T, dir string) { flipByte(t, filepath.Join(dir, videoRel), 0.99) }, false, "SHA-256"},
+		{"zeroed, same size", func(t *testing.T, dir string) {
+			fi, _ := os.Stat(filepath.Join(dir, videoRel))
+			must(t, os.WriteFile(filepath.Join(dir, videoRel), make([]byte, fi.Size()), 0o644))
+		}, false, "SHA-256"},
+		{"cut short", func(t *testing.T, dir string) { must(t, os.Truncate(filepath.Join(dir, videoRel), 100)) }, false, "bytes"},
+		{"missing", func(t *testing.T, dir string) { must(t, os.Remove(filepath.Join(dir, videoRel))) }, false, "no such file"},
+		{"hashes dropped from the record", func(t *testing.T, dir string) {
+			b, err := os.ReadFile(filepath.Join(dir, manifest))
+			must(t, err)
+			b = regexpHashes.ReplaceAll(b, []byte(`"fileSha256": []`))
+			must(t, os.WriteFile(filepath.Join(dir, manifest), b, 0o644))
+		}, false, "hashes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dest := filepath.Join(t.TempDir(), "shard")
+			copyDir(t, base, dest)
+			c.damage(t, dest)
+			calls := enc.calls.Load()
+			o := opts
+			o.TaskSpec, o.Replace = []byte(fixedSpec), true
+			rep, err := Export(ctx, session, dest, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			encoded := enc.calls.Load() - calls
+			if c.reuse != (encoded == 0) || c.reuse != (len(rep.VideoReused) == 1) {
+				t.Fatalf("encoded %d times, reused %v; want reuse %v", encoded, rep.VideoReused, c.reuse)
+			}
+			if !c.reuse && !strings.Contains(strings.Join(rep.Notes, "\n"), c.why) {
+				t.Errorf("notes %q do not say why (%q)", rep.Notes, c.why)
+			}
+			checkShard(t, session, dest, rep)
+		})
+	}
+}
+
+var regexpHashes = regexp.MustCompile(`"fileSha256": \[[^\]]*\]`)
+
+func flipByte(t *testing.T, path string, at float64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	must(t, err)
+	b[int(float64(len(b)-1)*at)] ^= 0x55
+	must(t, os.WriteFile(path, b, 0o644))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -24,7 +25,8 @@ const videoManifestName = "videos.json"
 
 // videoCacheVersion changes whenever the video stage would produce different
 // files from the same inputs; old shards' videos are then not reused.
-const videoCacheVersion = 1
+// Version 2 records each file's SHA-256 (FileSHA256).
+const videoCacheVersion = 2
 
 // videoManifest is ceres/videos.json.
 type videoManifest struct {
@@ -39,6 +41,9 @@ type videoManifestCamera struct {
 	// journal offsets, the output size and the encoder settings.
 	Key    string             `json:"key"`
 	Result video.CameraResult `json:"result"`
+	// FileSHA256 holds the SHA-256 of each of Result.Files, in order: a
+	// re-export reuses only bytes that still hash to it.
+	FileSHA256 []string `json:"fileSha256"`
 }
 
 // videoKeyInputs is hashed (as JSON) into a camera's content key.
@@ -86,7 +91,7 @@ func cameraKey(sessionDir string, sources []video.Source, p *plan.Plan, sourceFP
 }
 
 func fileSHA256(path string) (string, int64, error) {
-	f, err := os.Open(path)
+	f, err := input.Open(path)
 	if err != nil {
 		return "", 0, err
 	}
@@ -103,7 +108,7 @@ func fileSHA256(path string) (string, int64, error) {
 // one (or no shard) yields an empty manifest.
 func readVideoManifest(dir string) videoManifest {
 	var m videoManifest
-	b, err := os.ReadFile(filepath.Join(dir, "ceres", videoManifestName))
+	b, err := input.ReadFile(filepath.Join(dir, "ceres", videoManifestName))
 	if err != nil || json.Unmarshal(b, &m) != nil || m.Version != videoCacheVersion {
 		return videoManifest{}
 	}
@@ -115,7 +120,7 @@ func readVideoManifest(dir string) videoManifest {
 // lies in them. A shard without cameras yields an empty map.
 func ReadCameraResults(dir string) (map[string]video.CameraResult, error) {
 	path := filepath.Join(dir, "ceres", videoManifestName)
-	b, err := os.ReadFile(path)
+	b, err := input.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]video.CameraResult{}, nil
 	}
@@ -136,28 +141,49 @@ func ReadCameraResults(dir string) (map[string]video.CameraResult, error) {
 	return out, nil
 }
 
-func (m videoManifest) find(stream, key string) (video.CameraResult, bool) {
+func (m videoManifest) find(stream, key string) (videoManifestCamera, bool) {
 	for _, c := range m.Cameras {
 		if c.Stream == stream && c.Key == key {
-			return c.Result, true
+			return c, true
 		}
 	}
-	return video.CameraResult{}, false
+	return videoManifestCamera{}, false
+}
+
+// videoHashes returns the SHA-256 of each encoded file of a camera under dir.
+func videoHashes(dir, feature string, res video.CameraResult) ([]string, error) {
+	sums := make([]string, len(res.Files))
+	for i, f := range res.Files {
+		sum, _, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(lerobot.VideoPath(feature, f.Chunk, f.File))))
+		if err != nil {
+			return nil, err
+		}
+		sums[i] = sum
+	}
+	return sums, nil
 }
 
 // reuseFiles links (or, across file systems, copies) the encoded files of a
 // camera from the previous shard into the staging directory. Every file must
-// be there with the size the manifest recorded.
-func reuseFiles(prevDir, stageDir, feature string, res video.CameraResult) error {
-	for _, f := range res.Files {
+// be there with the size and the SHA-256 the manifest recorded: a file whose
+// bytes rotted is never taken over.
+func reuseFiles(prevDir, stageDir, feature string, cam videoManifestCamera) error {
+	res := cam.Result
+	if len(cam.FileSHA256) != len(res.Files) {
+		return fmt.Errorf("the manifest lists %d files and %d hashes", len(res.Files), len(cam.FileSHA256))
+	}
+	for i, f := range res.Files {
 		rel := filepath.FromSlash(lerobot.VideoPath(feature, f.Chunk, f.File))
 		src, dst := filepath.Join(prevDir, rel), filepath.Join(stageDir, rel)
-		st, err := os.Stat(src)
+		sum, size, err := fileSHA256(src)
 		if err != nil {
 			return err
 		}
-		if st.Size() != f.Bytes {
-			return fmt.Errorf("%s: %d bytes, the manifest says %d", src, st.Size(), f.Bytes)
+		if size != f.Bytes {
+			return fmt.Errorf("%s: %d bytes, the manifest says %d", lerobot.VideoPath(feature, f.Chunk, f.File), size, f.Bytes)
+		}
+		if sum != cam.FileSHA256[i] {
+			return fmt.Errorf("%s: SHA-256 %s, the manifest says %s", lerobot.VideoPath(feature, f.Chunk, f.File), sum, cam.FileSHA256[i])
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
@@ -172,7 +198,7 @@ func reuseFiles(prevDir, stageDir, feature string, res video.CameraResult) error
 }
 
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+	in, err := input.Open(src)
 	if err != nil {
 		return err
 	}

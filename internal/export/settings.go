@@ -2,13 +2,13 @@ package export
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 )
@@ -174,7 +174,7 @@ func (s Settings) Resolve(baseDir string) (Options, error) {
 		if baseDir != "" && !filepath.IsAbs(p) {
 			p = filepath.Join(baseDir, p)
 		}
-		b, err := os.ReadFile(p)
+		b, err := input.ReadFile(p)
 		if err != nil {
 			return o, &SettingError{Setting: "task_spec", Value: strconv.Quote(s.TaskSpec), Err: err}
 		}

@@ -3,10 +3,10 @@ package verify
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // descriptorsPath is the dataset's task descriptors file.
@@ -17,7 +17,7 @@ const descriptorsPath = "ceres/" + descriptor.FileName
 // its own task, and every descriptor's episode count is what the episodes
 // table holds.
 func (c *checker) checkDescriptors() error {
-	b, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(descriptorsPath)))
+	b, err := input.ReadFile(filepath.Join(c.dir, filepath.FromSlash(descriptorsPath)))
 	if err != nil {
 		c.errorf("descriptors.missing", descriptorsPath, loc{}, "the task descriptors cannot be read: %v", err)
 		return nil

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -197,7 +197,7 @@ func (c *checker) journalProfile() (*profile.Profile, string) {
 		return c.profile, profile.ShardPath
 	}
 	rel := path.Join(path.Dir(c.journalReport), profile.FileName)
-	b, err := os.ReadFile(filepath.Join(c.dir, rel))
+	b, err := input.ReadFile(filepath.Join(c.dir, rel))
 	if err != nil {
 		return nil, rel
 	}

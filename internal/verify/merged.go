@@ -5,12 +5,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // A merged dataset (written by ceres-export merge) holds many sessions. It
@@ -83,7 +84,7 @@ func episodeSourceOf(er *episodeRow) map[string]any {
 // the stored export reports against their hashes, and the specifications
 // every source stored.
 func (c *checker) checkMerged() {
-	b, err := os.ReadFile(filepath.Join(c.dir, mergeReportPath))
+	b, err := input.ReadFile(filepath.Join(c.dir, mergeReportPath))
 	if err != nil {
 		c.errorf("merge.report", mergeReportPath, loc{}, "unreadable: %v", err)
 		return
@@ -112,7 +113,7 @@ func (c *checker) checkMerged() {
 		}
 		nextEp, nextIdx = s.FirstEpisode+s.Episodes, s.FirstIndex+s.Frames
 		rel := fmt.Sprintf(sourceReportPath, i)
-		if rb, err := os.ReadFile(filepath.Join(c.dir, rel)); err != nil {
+		if rb, err := input.ReadFile(filepath.Join(c.dir, rel)); err != nil {
 			c.errorf("merge.source-report", rel, loc{}, "the export report of %s is not stored: %v", where, err)
 		} else {
 			sum := sha256.Sum256(rb)

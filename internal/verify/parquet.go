@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // pqTable is one Parquet file read whole through pqarrow: the Arrow schema
@@ -24,6 +26,9 @@ type pqTable struct {
 // readParquet reads path whole. Tables in a shard are small enough (LeRobot
 // caps data files at 100 MB) to hold.
 func readParquet(ctx context.Context, path string) (*pqTable, error) {
+	if err := input.Check(path); err != nil {
+		return nil, err
+	}
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return nil, err

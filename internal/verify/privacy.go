@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
@@ -23,7 +23,7 @@ var redactedSpecFileRe = regexp.MustCompile(`^ceres/` + privacy.RedactedSpecDir 
 // metadataOnly reports whether the dataset declares itself metadata-only
 // (ceres/privacy.json).
 func (c *checker) metadataOnly() bool {
-	b, err := os.ReadFile(filepath.Join(c.dir, filepath.FromSlash(privacyMarkerPath)))
+	b, err := input.ReadFile(filepath.Join(c.dir, filepath.FromSlash(privacyMarkerPath)))
 	if err != nil {
 		return false
 	}
@@ -92,7 +92,7 @@ func (c *checker) checkPrivacy() error {
 			return err
 		}
 		path := filepath.Join(c.dir, filepath.FromSlash(rel))
-		b, err := os.ReadFile(path)
+		b, err := input.ReadFile(path)
 		if err != nil {
 			c.errorf("privacy.unreadable", rel, loc{}, "%v", err)
 			continue

@@ -5,10 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
@@ -16,6 +16,7 @@ import (
 // checkProvenance checks the stored task specifications and the ceres/*
 // columns of every episode.
 func (c *checker) checkProvenance() error {
+	c.checkCeresFiles()
 	c.specs = map[string][]byte{}
 	parsed := map[string]*taskspec.Spec{}
 	// A metadata-only dataset stores redacted copies, named by the
@@ -30,7 +31,7 @@ func (c *checker) checkProvenance() error {
 		if m == nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(c.dir, rel))
+		b, err := input.ReadFile(filepath.Join(c.dir, rel))
 		if err != nil {
 			c.errorf("spec.unreadable", rel, loc{}, "%v", err)
 			continue

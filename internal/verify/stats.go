@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
@@ -69,7 +69,7 @@ func (c *checker) checkStats() error {
 	if c.info == nil || !c.hasFile(statsPath) {
 		return nil
 	}
-	raw, err := os.ReadFile(filepath.Join(c.dir, statsPath))
+	raw, err := input.ReadFile(filepath.Join(c.dir, statsPath))
 	if err != nil {
 		c.errorf("stats.unreadable", statsPath, loc{}, "%v", err)
 		return nil

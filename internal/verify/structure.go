@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
@@ -116,6 +116,11 @@ func (c *checker) checkStructure() error {
 		if err != nil {
 			return err
 		}
+		if err := input.Check(path); err != nil {
+			// Never opened: a FIFO would block the reader for ever.
+			c.errorf("layout.not-regular", filepath.ToSlash(rel), loc{}, "%v", err)
+			return nil
+		}
 		c.files = append(c.files, filepath.ToSlash(rel))
 		return nil
 	})
@@ -196,7 +201,7 @@ func (c *checker) checkChunkFile(f string) {
 // readInfo parses meta/info.json and checks its keys and types. c.info stays
 // nil when the features or fps cannot be used.
 func (c *checker) readInfo() {
-	b, err := os.ReadFile(filepath.Join(c.dir, infoPath))
+	b, err := input.ReadFile(filepath.Join(c.dir, infoPath))
 	if err != nil {
 		c.errorf("info.unreadable", infoPath, loc{}, "%v", err)
 		return

@@ -147,9 +147,10 @@ func TestQuickSkipsVideoAndStats(t *testing.T) {
 		}
 	}
 	// total_frames 1 also contradicts every stats count, and the card's
-	// copy of info.json.
-	if !slices.Equal(codes, []string{"card.info", "info.total-frames", "stats.count"}) {
-		t.Errorf("codes %v, want [card.info info.total-frames stats.count]", codes)
+	// copy of info.json; the re-encoded camera no longer has the bytes
+	// ceres/videos.json records (hashing is not decoding: --quick checks it).
+	if !slices.Equal(codes, []string{"card.info", "ceres.videos", "info.total-frames", "stats.count"}) {
+		t.Errorf("codes %v, want [card.info ceres.videos info.total-frames stats.count]", codes)
 	}
 	for _, c := range res.Checks {
 		if c == CheckVideo {

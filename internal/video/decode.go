@@ -8,6 +8,8 @@ import (
 	"math/big"
 
 	"github.com/asticode/go-astiav"
+
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // decoder reads the first video stream of one file and yields its frames in
@@ -44,6 +46,10 @@ func openDecoder(path string, threads int) (_ *decoder, err error) {
 	}()
 	if d.fc = astiav.AllocFormatContext(); d.fc == nil {
 		return nil, fmt.Errorf("%s: alloc format context failed", path)
+	}
+	// FFmpeg would block on a FIFO for ever: only regular files.
+	if err = input.Check(path); err != nil {
+		return nil, err
 	}
 	if err = d.fc.OpenInput(path, nil, nil); err != nil {
 		d.fc.Free()

@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"github.com/asticode/go-astiav"
+
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // ErrIncompatible is returned by Joiner.Append, before anything is written,
@@ -85,6 +87,10 @@ func openJoinSource(path string) (_ *joinSource, err error) {
 	s := &joinSource{fc: astiav.AllocFormatContext()}
 	if s.fc == nil {
 		return nil, fmt.Errorf("%s: alloc format context failed", path)
+	}
+	// FFmpeg would block on a FIFO for ever: only regular files.
+	if err := input.Check(path); err != nil {
+		return nil, err
 	}
 	if err := s.fc.OpenInput(path, nil, nil); err != nil {
 		s.fc.Free()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/asticode/go-astiav"
+
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // Rational is an exact fraction Num/Den.
@@ -59,6 +61,10 @@ func Probe(path string) (p ProbeInfo, err error) {
 		return p, fmt.Errorf("%s: alloc format context failed", path)
 	}
 	defer fc.Free()
+	// FFmpeg would block on a FIFO for ever: only regular files.
+	if err := input.Check(path); err != nil {
+		return p, err
+	}
 	if err := fc.OpenInput(path, nil, nil); err != nil {
 		return p, fmt.Errorf("%s: open: %w", path, err)
 	}

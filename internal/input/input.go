@@ -1,0 +1,93 @@
+// Package input opens the files a command reads: regular files only. A
+// named pipe, a device or a socket given where a file is expected would
+// block a reader forever (or feed it endless bytes); it is an error naming
+// the path instead, found without blocking.
+package input
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNotRegular is the error (inside an *fs.PathError) for a path that is
+// not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// kindError says what the file is instead, and matches ErrNotRegular.
+type kindError struct{ what string }
+
+func (e *kindError) Error() string        { return "is " + e.what + ", not a regular file" }
+func (e *kindError) Is(target error) bool { return target == ErrNotRegular }
+
+// Open opens path for reading if it is a regular file (after following
+// links). Opening never blocks: a FIFO is opened non-blocking, found out
+// and closed.
+func Open(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if what := kind(st.Mode); what != "" {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "open", Path: path, Err: &kindError{what}}
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// ReadFile reads the whole regular file path.
+func ReadFile(path string) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// Check reports an error unless path is a regular file (after following
+// links), for files another library opens (FFmpeg).
+func Check(path string) error {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if what := kind(st.Mode); what != "" {
+		return &fs.PathError{Op: "open", Path: path, Err: &kindError{what}}
+	}
+	return nil
+}
+
+// kind returns what a non-regular file is, "" for a regular file.
+func kind(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return ""
+	case unix.S_IFIFO:
+		return "a named pipe"
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "a device"
+	case unix.S_IFSOCK:
+		return "a socket"
+	}
+	return "not a regular file"
+}
