@@ -267,7 +267,9 @@ func TestE2ESignalsStop(t *testing.T) {
 			}
 			defer w.Close()
 			defer r.Close()
-			signalled(t, sig, nil, time.Second, r, "spec", "check", "-")
+			// Nothing shows when main runs: give the start-up (FFmpeg libraries
+			// load) time on a loaded machine.
+			signalled(t, sig, nil, 3*time.Second, r, "spec", "check", "-")
 		})
 		for _, after := range []time.Duration{200 * time.Millisecond, 700 * time.Millisecond, 1500 * time.Millisecond} {
 			t.Run(fmt.Sprintf("%s export after %v", sig, after), func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"reflect"
@@ -16,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 )
 
@@ -36,7 +36,7 @@ var (
 // the session, the stored specifications and profile, and one accepted
 // attempt per episode.
 func (c *checker) checkCard() {
-	b, err := os.ReadFile(filepath.Join(c.dir, cardPath))
+	b, err := input.ReadFile(filepath.Join(c.dir, cardPath))
 	if errors.Is(err, fs.ErrNotExist) {
 		if c.isMerged() {
 			return // merge writes no card yet
@@ -129,7 +129,7 @@ func (c *checker) checkCardInfo(body string) {
 		c.errorf("card.info", cardPath, loc{}, "no embedded meta/info.json block (LeRobot's card shows it under Dataset Structure)")
 		return
 	}
-	want, err := os.ReadFile(filepath.Join(c.dir, infoPath))
+	want, err := input.ReadFile(filepath.Join(c.dir, infoPath))
 	if err != nil {
 		return
 	}

@@ -8,10 +8,10 @@ import (
 	"errors"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 )
 
@@ -21,7 +21,7 @@ import (
 // profile. c.profile is nil when the file is missing or unusable.
 func (c *checker) readProfile() {
 	rel := profile.ShardPath
-	b, err := os.ReadFile(filepath.Join(c.dir, rel))
+	b, err := input.ReadFile(filepath.Join(c.dir, rel))
 	reported := c.reportedProfileHash()
 	if errors.Is(err, fs.ErrNotExist) {
 		if reported != "" {
@@ -51,7 +51,7 @@ func (c *checker) readProfile() {
 // reportedProfileHash is exporter.options.profileHash of the export report
 // ("" when absent or unreadable).
 func (c *checker) reportedProfileHash() string {
-	b, err := os.ReadFile(filepath.Join(c.dir, reportPath))
+	b, err := input.ReadFile(filepath.Join(c.dir, reportPath))
 	if err != nil {
 		return ""
 	}
