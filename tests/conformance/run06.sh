@@ -86,7 +86,9 @@ else
 	echo "note: no profiles/synth.yaml: no training-ready export to check"
 fi
 
-echo "== conformance 0.6: LeRobot 0.6 reads $(($# + ${#dtype_shards[@]})) shards"
+matrix=0
+for s in "$@"; do [[ $s == *=* ]] && matrix=$((matrix + 1)); done
+echo "== conformance 0.6: LeRobot 0.6 reads $((matrix + ${#dtype_shards[@]})) shards"
 "$py" "$here/check.py" --workdir "$work/check" "$@" "${dtype_shards[@]}" 2>&1 | tee "$work/check.log" | quiet
 grep -q '^conformance summary: .*: PASS$' "$work/check.log" || fail "0.6 reads of exporter shards (see $work/check.log)"
 
