@@ -258,6 +258,8 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("shards", nargs="+", type=Path)
     ap.add_argument("--workdir", type=Path, required=True)
+    ap.add_argument("--twin-first", action="store_true",
+                    help="merge the twin before the shards (H.264: see FINDINGS.md, LeRobot 0.6 item 6)")
     a = ap.parse_args(argv)
     a.workdir.mkdir(parents=True, exist_ok=True)
     shards = [s.resolve() for s in a.shards]
@@ -267,7 +269,7 @@ def main(argv: list[str]) -> int:
     try:
         given = write_twin(shards[0], twin)
         problems += check_twin_values(twin, given)
-        problems += check_merge(shards + [twin], a.workdir)
+        problems += check_merge([twin] + shards if a.twin_first else shards + [twin], a.workdir)
     except Exception as e:  # noqa: BLE001 - any LeRobot exception is a finding
         problems.append(f"merge06 {'+'.join(s.name for s in shards)}: {type(e).__name__}: {str(e)[:800]}")
     for p in problems:
