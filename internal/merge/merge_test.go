@@ -458,3 +458,57 @@ func copyTree(src, dst string) error {
 		return os.WriteFile(target, b, 0o644)
 	})
 }
+
+// A shard made by a campaign task carries ceres/campaign.json: every
+// episode of it names the task and attempt, and verify checks them
+// against the merge report.
+func TestMergeCampaignProvenance(t *testing.T) {
+	a := fixtureShard(t, "h264-a")
+	b := filepath.Join(t.TempDir(), "campaign-shard")
+	if err := copyTree(fixtureShard(t, "h264-crash"), b); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b, filepath.FromSlash(CampaignPath)), []byte(`{"campaign_id": "c1", "task_id": "c1__case-2__s__run-1", "attempt_no": 2}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "merged")
+	res, err := Merge(context.Background(), Options{Sources: []string{a, b}, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustVerify(t, out)
+	merged := readDataset(t, out)
+	first := int(res.Report.Sources[1].FirstEpisode)
+	for i, e := range merged.src.episodes {
+		src := e.ceres.Source
+		fromCampaign := src.CampaignTaskID != nil
+		if fromCampaign != (i >= first) {
+			t.Fatalf("episode %d: campaign task %v, want one exactly for the second shard's episodes (from %d)", i, src.CampaignTaskID, first)
+		}
+		if fromCampaign && (*src.CampaignTaskID != "c1__case-2__s__run-1" || *src.CampaignAttempt != 2) {
+			t.Fatalf("episode %d: campaign %q attempt %d", i, *src.CampaignTaskID, *src.CampaignAttempt)
+		}
+	}
+	if r := res.Report.Sources[1]; r.CampaignTaskID != "c1__case-2__s__run-1" || r.CampaignAttempt != 2 {
+		t.Fatalf("report source %+v lacks the campaign identity", r)
+	}
+	if _, err := os.Stat(filepath.Join(out, "ceres", "sources", "0001", "campaign.json")); err != nil {
+		t.Fatalf("the campaign file is not kept: %v", err)
+	}
+	// A tampered report no longer matches the episodes: verify says so.
+	rp := filepath.Join(out, mergeReportPath)
+	body, err := os.ReadFile(rp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rp, []byte(strings.Replace(string(body), `"campaignAttempt": 2`, `"campaignAttempt": 3`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vr, err := verify.Shard(context.Background(), out, verify.Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vr.Sound || !slices.Contains(vr.Codes(), "ceres.source") {
+		t.Fatalf("verify of a tampered merge report: sound %v codes %v, want ceres.source", vr.Sound, vr.Codes())
+	}
+}
