@@ -4,12 +4,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
-	"os"
 	"sort"
 	"sync/atomic"
-
-	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // SampleCursor reads one sensor stream's SAMPLES records in journal order,
@@ -189,7 +187,7 @@ func (c *SampleCursor) halt() {
 func (c *SampleCursor) run(start int, free chan *cursorSlot, ready chan<- *cursorSlot, stop, done chan struct{}) {
 	defer close(done)
 	defer close(ready)
-	var f *os.File
+	var f segmentReader
 	seg := int32(-1)
 	defer func() {
 		if f != nil {
@@ -211,7 +209,7 @@ func (c *SampleCursor) run(start int, free chan *cursorSlot, ready chan<- *curso
 				f = nil
 			}
 			var err error
-			if f, err = input.Open(c.j.segments[r.seg]); err != nil {
+			if f, err = c.j.openSegment(c.j.segments[r.seg]); err != nil {
 				f = nil
 				s.err = err
 			}
@@ -291,7 +289,7 @@ func (s *cursorSlot) release() {
 // fill reads and decodes the group of records refs[i:end] into s,
 // checking each frame again: the file may have changed since Open. On an
 // error s holds the batches before the failing record and s.err.
-func (s *cursorSlot) fill(f *os.File, refs []batchRef, i, end int, layouts []*streamLayout) {
+func (s *cursorSlot) fill(f io.ReaderAt, refs []batchRef, i, end int, layouts []*streamLayout) {
 	from := refs[i].off
 	last := refs[end-1]
 	n := last.off + FrameHeaderSize + int64(last.length) - from // ≤ max(groupSpan, one frame)

@@ -54,9 +54,10 @@ type Journal struct {
 	// Report describes what the pass found.
 	Report Report
 
-	segments []string        // segment file paths, in order
-	layouts  []*streamLayout // per stream in Info.Streams; nil for non-sensor streams
-	index    [][]batchRef    // per stream: its SAMPLES records in order
+	segments    []string        // segment file paths, in order
+	openSegment segmentOpener   // opens one of segments
+	layouts     []*streamLayout // per stream in Info.Streams; nil for non-sensor streams
+	index       [][]batchRef    // per stream: its SAMPLES records in order
 }
 
 // batchRef locates one SAMPLES record for a cursor.
@@ -134,6 +135,41 @@ func Open(ctx context.Context, dir string, opts Options) (*Journal, error) {
 	if err != nil {
 		return nil, err
 	}
+	return openWith(ctx, dir, names, opts, openSegmentFile)
+}
+
+// segmentOpener opens a segment for reading; Open's opens the file at
+// path (regular files only), the fuzz targets' serve bytes from memory.
+type segmentOpener func(path string) (segmentReader, error)
+
+// segmentReader is an open segment.
+type segmentReader interface {
+	io.ReaderAt
+	io.Closer
+	Size() (int64, error)
+}
+
+type segmentOnDisk struct{ *os.File }
+
+func (f segmentOnDisk) Size() (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+func openSegmentFile(path string) (segmentReader, error) {
+	f, err := input.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return segmentOnDisk{f}, nil
+}
+
+// openWith is Open over the segments names of dir's journal, read through
+// openSeg (also by the cursors of the journal it returns).
+func openWith(ctx context.Context, dir string, names []string, opts Options, openSeg segmentOpener) (*Journal, error) {
 	s := &scan{
 		ctx:  ctx,
 		opts: opts,
@@ -143,6 +179,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Journal, error) {
 		}},
 		dec: samplesDecoder{limit: MaxSamplesBody},
 	}
+	s.j.openSegment = openSeg
 	for i, name := range names {
 		path := filepath.Join(dir, "journal", name)
 		s.j.segments = append(s.j.segments, path)
@@ -216,16 +253,15 @@ type scan struct {
 
 // segment reads one segment file.
 func (s *scan) segment(idx int, name, path string, last bool) error {
-	f, err := input.Open(path)
+	f, err := s.j.openSegment(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	size, err := f.Size()
 	if err != nil {
 		return err
 	}
-	size := st.Size()
 	info := SegmentInfo{Name: name, Size: size}
 	sum := sha256.New()
 	hashed, err := s.header(f, idx, name, size, last, sum)
@@ -288,7 +324,7 @@ func (s *scan) segment(idx int, name, path string, last bool) error {
 // header checks the segment header and returns how many bytes of the file it
 // hashed: SegmentHeaderSize, or less for a last segment cut short in its
 // header (a torn tail at offset 0; the recorder crashed while starting it).
-func (s *scan) header(f *os.File, idx int, name string, size int64, last bool, sum hash.Hash) (int64, error) {
+func (s *scan) header(f io.ReaderAt, idx int, name string, size int64, last bool, sum hash.Hash) (int64, error) {
 	var want [SegmentHeaderSize]byte
 	copy(want[:], SegmentMagic)
 	binary.LittleEndian.PutUint32(want[8:], FormatVersion)

@@ -212,6 +212,12 @@ func (d *samplesDecoder) unzstd(src []byte, want int) ([]byte, error) {
 	if h.HasFCS && h.FrameContentSize != uint64(want) {
 		return nil, invalidf("SAMPLES: zstd frame declares %d bytes, the body needs exactly %d", h.FrameContentSize, want)
 	}
+	// A zstd block takes at least 4 bytes (a 3-byte header and one RLE
+	// byte) and yields at most 128 KiB: a body that cannot hold what the
+	// samples need is refused before their buffer is allocated.
+	if most := (int64(len(src))/4 + 1) << 17; int64(want) > most {
+		return nil, invalidf("SAMPLES: a zstd body of %d bytes cannot decompress to the %d bytes it needs", len(src), want)
+	}
 	dec, err := zstdDecoder()
 	if err != nil {
 		return nil, err
