@@ -90,9 +90,15 @@ func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraR
 	type fileKey struct{ chunk, file int }
 	byFile := map[fileKey]map[int][]want{} // file → frame index in file → wants
 	out := make([]strip, len(res.Episodes))
+	// missing counts each strip's frames not yet decoded: a strip is
+	// encoded as soon as it is whole, so that only the strips being filled
+	// hold pictures, not a whole session's (a one-hour session's 1,320
+	// scaled frames would otherwise stay live until the last file is read).
+	missing := make([]int, len(res.Episodes))
 	for i, er := range res.Episodes {
 		slots := slotFrames(er.Frames)
 		out[i] = strip{Frames: slots, imgs: make([]*image.RGBA, len(slots))}
+		missing[i] = len(slots)
 		k := fileKey{er.Chunk, er.File}
 		if byFile[k] == nil {
 			byFile[k] = map[int][]want{}
@@ -116,6 +122,14 @@ func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraR
 		}
 		return a.file - b.file
 	})
+	var sc scaler
+	for i := range out {
+		if missing[i] == 0 { // an episode without frames: nothing to decode
+			if err := out[i].encode(quality); err != nil {
+				return nil, fmt.Errorf("report: thumbnails: episode %d: %w", i, err)
+			}
+		}
+	}
 	for _, k := range keys {
 		wants := byFile[k]
 		last := 0
@@ -132,9 +146,14 @@ func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraR
 				if err != nil {
 					return err
 				}
-				small := scaled(img, width)
+				small := sc.scaled(img, width)
 				for _, w := range ws {
 					out[w.episode].imgs[w.slot] = small
+					if missing[w.episode]--; missing[w.episode] == 0 {
+						if err := out[w.episode].encode(quality); err != nil {
+							return fmt.Errorf("episode %d: %w", w.episode, err)
+						}
+					}
 				}
 				found++
 			}
@@ -148,11 +167,6 @@ func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraR
 		}
 		if found != len(wants) {
 			return nil, fmt.Errorf("report: thumbnails: %s holds %d of the %d frames the episodes name", path, found, len(wants))
-		}
-	}
-	for i := range out {
-		if err := out[i].encode(quality); err != nil {
-			return nil, fmt.Errorf("report: thumbnails: episode %d: %w", i, err)
 		}
 	}
 	return out, nil
@@ -181,11 +195,24 @@ func (s *strip) encode(quality int) error {
 	return nil
 }
 
+// scaler scales a camera's frames, keeping the Catmull-Rom weights and
+// working buffer of the last size it scaled: CatmullRom.Scale makes them
+// anew for every frame (a frame's worth of float64s each time), which
+// xdraw.Kernel.NewScaler avoids with the same arithmetic.
+type scaler struct {
+	sw, sh, dw, dh int
+	s              xdraw.Scaler
+}
+
 // scaled returns img scaled to width pixels, keeping its aspect.
-func scaled(img image.Image, width int) *image.RGBA {
+func (sc *scaler) scaled(img image.Image, width int) *image.RGBA {
 	b := img.Bounds()
 	h := max(1, b.Dy()*width/max(1, b.Dx()))
+	if sc.s == nil || sc.sw != b.Dx() || sc.sh != b.Dy() || sc.dw != width || sc.dh != h {
+		sc.sw, sc.sh, sc.dw, sc.dh = b.Dx(), b.Dy(), width, h
+		sc.s = xdraw.CatmullRom.NewScaler(width, h, b.Dx(), b.Dy())
+	}
 	small := image.NewRGBA(image.Rect(0, 0, width, h))
-	xdraw.CatmullRom.Scale(small, small.Bounds(), img, b, xdraw.Src, nil)
+	sc.s.Scale(small, small.Bounds(), img, b, xdraw.Src, nil)
 	return small
 }
