@@ -114,13 +114,8 @@ func (c *sourceCursor) finishFile() {
 		rep.Truncated, rep.Err = true, d.readErr.Error()
 	case d.decodeErr != nil:
 		rep.Truncated, rep.Err = true, d.decodeErr.Error()
-	case rep.Size-rep.BytesRead > maxTrailingBytes:
-		// FFmpeg's Matroska demuxer ends a cut file with a plain EOF (it
-		// only logs "File ended prematurely"); bytes left after the last
-		// packet are the evidence.
-		rep.Truncated = true
-		rep.Err = fmt.Sprintf("%s: %d bytes after the last whole packet (ends at byte %d): file cut short",
-			rep.Path, rep.Size-rep.BytesRead, rep.BytesRead)
+	default:
+		rep.Truncated, rep.Err = cutShort(rep.Path, rep.Size, rep.BytesRead)
 	}
 	d.close()
 	c.dec = nil
@@ -194,4 +189,28 @@ func (p *prefetcher) close() {
 		<-p.done
 		p.c.close()
 	})
+}
+
+// cutShort decides whether a file the demuxer read to a plain EOF is cut
+// short. FFmpeg's Matroska demuxer ends a cut file with a plain EOF (it only
+// logs "File ended prematurely"), so the container's own element sizes are
+// the evidence; bytes after the last packet (Cues, a trailing moov) are not.
+// Only where the structure cannot tell (an element of unknown size) do more
+// than maxTrailingBytes after the last whole packet count as a cut.
+func cutShort(path string, size, bytesRead int64) (bool, string) {
+	if f, err := os.Open(path); err == nil {
+		cut, known, why := containerCut(f, size)
+		f.Close()
+		if known {
+			if cut {
+				return true, fmt.Sprintf("%s: %s: file cut short", path, why)
+			}
+			return false, ""
+		}
+	}
+	if size-bytesRead > maxTrailingBytes {
+		return true, fmt.Sprintf("%s: %d bytes after the last whole packet (ends at byte %d): file cut short",
+			path, size-bytesRead, bytesRead)
+	}
+	return false, ""
 }

@@ -43,6 +43,11 @@ type SynthOptions struct {
 	// CutTailBytes, when > 0, removes that many bytes from the end of the
 	// finished file, as a crash during recording leaves it.
 	CutTailBytes int64
+	// Indexed writes the file as a seekable muxer finishes it, with its
+	// index at the end: WebM with Cues and Duration, MP4 with its moov
+	// after the media data (faststart off), instead of a live WebM or a
+	// fragmented MP4.
+	Indexed bool
 }
 
 // SynthResult tells what WriteSynthetic stored.
@@ -99,6 +104,9 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		// MediaRecorder output has no Cues and no Duration: write it as a
 		// live stream.
 		spec.muxOptions = map[string]string{"live": "1"}
+		if opts.Indexed {
+			spec.muxOptions = nil
+		}
 	case SynthH264:
 		spec.format = "mp4"
 		spec.encoder = "libx264"
@@ -109,6 +117,9 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		// MALLOC_PERTURB_ and with what the process had freed before.
 		spec.options = map[string]string{"preset": "veryfast", "bf": "2", "g": "30", "crf": "23", "x264-params": "mbtree=0"}
 		spec.muxOptions = map[string]string{"movflags": "frag_keyframe+empty_moov+default_base_moof"}
+		if opts.Indexed {
+			spec.muxOptions = nil
+		}
 	default:
 		return SynthResult{}, fmt.Errorf("video: synthetic %s: unknown codec %q", path, opts.Codec)
 	}
