@@ -47,6 +47,8 @@ type Journal struct {
 	// Events are the EVENT records of known kinds, in journal order (times
 	// non-decreasing).
 	Events []Event
+	// EventPlaces[i] is where Events[i] is in the journal.
+	EventPlaces []Place
 	// Media are the MEDIA records in journal order.
 	Media []Media
 	// End is the END record; nil for an unterminated session.
@@ -120,6 +122,16 @@ type ByteRange struct {
 	Offset  int64  `json:"offset"`
 	Length  int64  `json:"length"`
 }
+
+// Place is where a record is: its segment file and the byte offset of its
+// frame.
+type Place struct {
+	Segment string `json:"segment"`
+	Offset  int64  `json:"offset"`
+}
+
+// String formats as "segment 000002.cjl offset 4096".
+func (p Place) String() string { return fmt.Sprintf("segment %s offset %d", p.Segment, p.Offset) }
 
 // SegmentName returns the file name of segment seq ("000001.cjl").
 func SegmentName(seq uint32) string { return fmt.Sprintf("%06d.cjl", seq) }
@@ -437,7 +449,7 @@ func (s *scan) record(idx int, last bool, typ uint8, payload []byte, off int64, 
 	case TypeSpec:
 		return s.spec(payload)
 	case TypeEvent:
-		return s.event(payload)
+		return s.event(payload, Place{Segment: SegmentName(uint32(idx + 1)), Offset: off})
 	case TypeSamples:
 		return s.samples(idx, payload, off)
 	case TypeMedia:
@@ -485,7 +497,7 @@ func (s *scan) spec(payload []byte) error {
 	return nil
 }
 
-func (s *scan) event(payload []byte) error {
+func (s *scan) event(payload []byte, at Place) error {
 	j := s.j
 	s.sawEventRecord = true // of any kind: SPEC comes before the first EVENT record
 	ev, known, err := parseEvent(payload)
@@ -513,6 +525,7 @@ func (s *scan) event(payload []byte) error {
 	s.haveEvent = true
 	s.lastEventT = ev.T
 	j.Events = append(j.Events, ev)
+	j.EventPlaces = append(j.EventPlaces, at)
 	return nil
 }
 

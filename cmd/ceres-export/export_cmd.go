@@ -196,6 +196,9 @@ func printExportSummary(s streams, dir string, rep *export.Report) {
 	if t := rep.Journal.Torn; t != nil {
 		fmt.Fprintf(s.Out, "  journal: torn tail in %s at offset %d, %d bytes dropped\n", t.Segment, t.Offset, t.Bytes)
 	}
+	if rep.Journal.Unterminated {
+		fmt.Fprintf(s.Out, "  journal: unterminated session (no END record): the recorder never closed it, so its last attempt may be incomplete\n")
+	}
 	for _, r := range rep.Journal.Skipped {
 		fmt.Fprintf(s.Out, "  journal: salvage skipped %s offset %d, %d bytes\n", r.Segment, r.Offset, r.Length)
 	}

@@ -236,6 +236,17 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	if opts.alterPlanForTesting != nil {
 		opts.alterPlanForTesting(p)
 	}
+	// Lifecycle events that do not pair up mean records were lost (a
+	// segment cut at a frame boundary, one deleted): the reader saw no
+	// damaged frame, so this is the only evidence.
+	var lostNote string
+	if loss, ok := plan.FindLoss(j.Events); ok {
+		msg := fmt.Sprintf("%s: %s: records were lost", j.EventPlaces[loss.Event], loss.Reason)
+		if !opts.Salvage {
+			return nil, &lostRecordsError{msg: "export: " + msg + " (--salvage exports what is left)"}
+		}
+		lostNote = "salvage: " + msg + "; exported what is left"
+	}
 	if len(p.Episodes) == 0 {
 		return nil, fmt.Errorf("%w: %d attempts, none accepted with a frame at %d fps", ErrNoEpisodes, len(p.Attempts), fps)
 	}
@@ -245,6 +256,9 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	}
 	rowFeatures := sensorFeatures(resolved, opts.KeepFloat64)
 	rep := newReport(j, p, applied, diffs, opts, fps, fpsSource)
+	if lostNote != "" {
+		rep.Notes = append(rep.Notes, lostNote)
+	}
 	metadataOnly := opts.Privacy == privacy.MetadataOnly
 	if metadataOnly {
 		// The page shows frames and texts: a metadata-only dataset has neither.
@@ -640,3 +654,11 @@ func buildDescriptors(spec *taskspec.Spec, p *plan.Plan, opts descriptor.Options
 	}
 	return descriptor.Build(spec, attempts, episodes, opts)
 }
+
+// lostRecordsError is a journal whose frames are all intact but whose
+// lifecycle events show that records were lost; it matches
+// journal.ErrCorrupt, like any other damage salvage reads past.
+type lostRecordsError struct{ msg string }
+
+func (e *lostRecordsError) Error() string { return e.msg }
+func (e *lostRecordsError) Unwrap() error { return journal.ErrCorrupt }
