@@ -48,6 +48,7 @@ EXIT STATUS
 	f.Float64Var(&opts.TimeScale, "time-scale", 1, "multiply every duration of the specification")
 	f.IntVar(&opts.Cameras, "cameras", 1, "number of cameras")
 	f.StringVar(&opts.codec, "camera-codec", "vp8", "camera files: vp8 or vp9 (WebM), h264 (MP4 with B-frames)")
+	f.BoolVar(&opts.IndexedCameras, "indexed-cameras", false, "write camera files with their index at the end (WebM Cues, MP4 moov after the media)")
 	f.IntVar(&opts.Width, "width", 320, "camera width")
 	f.IntVar(&opts.Height, "height", 240, "camera height")
 	f.IntVar(&opts.CameraFPS, "camera-fps", 30, "nominal camera rate")

@@ -80,6 +80,10 @@ type Options struct {
 	// CameraCodec is the camera files' codec and container; "" means VP8 in
 	// WebM.
 	CameraCodec video.SynthCodec
+	// IndexedCameras writes the camera files as a seekable muxer finishes
+	// them, index at the end (WebM with Cues, MP4 with moov after the
+	// media data), instead of as MediaRecorder streams them.
+	IndexedCameras bool
 	// Width and Height of the camera pictures; 0 means 320×240.
 	Width, Height int
 	// CameraFPS is the cameras' nominal rate; 0 means 30.
@@ -347,6 +351,7 @@ func writeCameras(ctx context.Context, dir string, cams []cameraFile, opts Optio
 		}
 		so := video.SynthOptions{
 			Codec:      opts.CameraCodec,
+			Indexed:    opts.IndexedCameras,
 			Width:      opts.Width,
 			Height:     opts.Height,
 			PTS:        cf.pts,
