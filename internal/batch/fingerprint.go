@@ -5,13 +5,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // fingerprintFormat names the fingerprint's recipe; a change of recipe
@@ -50,7 +49,7 @@ func hashInputs(t *Task) (Inputs, error) {
 		if err != nil {
 			return err
 		}
-		sum, size, err := hashFile(p)
+		sum, size, err := input.SHA256(p)
 		if err != nil {
 			return err
 		}
@@ -73,20 +72,6 @@ func hashInputs(t *Task) (Inputs, error) {
 		in.TaskSpecSHA256 = hex.EncodeToString(sum[:])
 	}
 	return in, nil
-}
-
-func hashFile(p string) (string, int64, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // fingerprint is the SHA-256 of everything that shapes the task's shard:

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
@@ -270,7 +271,7 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 		rec.State = StateSucceeded
 		rec.ExitStatus = intPtr(0)
 		rec.Episodes, rec.Frames = rep.Episodes, rep.Frames
-		if sum, _, herr := hashFile(filepath.Join(shardDir, "ceres", "export-report.json")); herr == nil {
+		if sum, _, herr := input.SHA256(filepath.Join(shardDir, "ceres", "export-report.json")); herr == nil {
 			rec.ShardReportSHA256 = sum
 		}
 		res.Outcome = OutcomeExported
@@ -324,7 +325,7 @@ func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, 
 			}
 			return &r, fmt.Sprintf("attempt %d failed with the same inputs (--retry-failed runs it again)", r.AttemptNo)
 		}
-		sum, _, err := hashFile(filepath.Join(shardDir, "ceres", "export-report.json"))
+		sum, _, err := input.SHA256(filepath.Join(shardDir, "ceres", "export-report.json"))
 		if err != nil || sum != r.ShardReportSHA256 || shardAttempt(shardDir) != r.AttemptNo {
 			return nil, ""
 		}

@@ -72,7 +72,7 @@ func cameraKey(sessionDir string, sources []video.Source, p *plan.Plan, sourceFP
 		in.Episodes = append(in.Episodes, [2]int64{ep.Start, int64(ep.Length)})
 	}
 	for _, s := range sources {
-		sum, size, err := fileSHA256(s.Path)
+		sum, size, err := input.SHA256(s.Path)
 		if err != nil {
 			return "", err
 		}
@@ -88,20 +88,6 @@ func cameraKey(sessionDir string, sources []video.Source, p *plan.Plan, sourceFP
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
-}
-
-func fileSHA256(path string) (string, int64, error) {
-	f, err := input.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, fmt.Errorf("hashing %s: %w", path, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // readVideoManifest reads the manifest of the shard at dir; a shard without
@@ -154,7 +140,7 @@ func (m videoManifest) find(stream, key string) (videoManifestCamera, bool) {
 func videoHashes(dir, feature string, res video.CameraResult) ([]string, error) {
 	sums := make([]string, len(res.Files))
 	for i, f := range res.Files {
-		sum, _, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(lerobot.VideoPath(feature, f.Chunk, f.File))))
+		sum, _, err := input.SHA256(filepath.Join(dir, filepath.FromSlash(lerobot.VideoPath(feature, f.Chunk, f.File))))
 		if err != nil {
 			return nil, err
 		}
@@ -175,7 +161,7 @@ func reuseFiles(prevDir, stageDir, feature string, cam videoManifestCamera) erro
 	for i, f := range res.Files {
 		rel := filepath.FromSlash(lerobot.VideoPath(feature, f.Chunk, f.File))
 		src, dst := filepath.Join(prevDir, rel), filepath.Join(stageDir, rel)
-		sum, size, err := fileSHA256(src)
+		sum, size, err := input.SHA256(src)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,8 @@
 package input
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -90,4 +92,21 @@ func kind(mode uint32) string {
 		return "a socket"
 	}
 	return "not a regular file"
+}
+
+// SHA256 returns the lowercase hex SHA-256 of the regular file path and its
+// size: the one file hash every package uses (video reuse, fingerprints,
+// verify, merge provenance).
+func SHA256(path string) (string, int64, error) {
+	f, err := Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, fmt.Errorf("hashing %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
@@ -198,7 +199,7 @@ func fingerprint(ctx context.Context, dir string) (string, error) {
 			fmt.Fprintf(h, "%s\x00size %d\n", rel, st.Size())
 			continue
 		}
-		sum, err := fileSHA256(p)
+		sum, _, err := input.SHA256(p)
 		if err != nil {
 			return "", fmt.Errorf("fingerprint %s: %w", dir, err)
 		}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -535,20 +534,6 @@ func (s *source) readDescriptors() error {
 	}
 	s.descriptors = f.Tasks
 	return nil
-}
-
-// fileSHA256 returns the lowercase hex SHA-256 of a file's bytes.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // exportReportHead is the part of ceres/export-report.json merge uses.

@@ -1,11 +1,8 @@
 package verify
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 
@@ -79,7 +76,7 @@ func (c *checker) checkCeresFiles() {
 		}
 		for k, f := range cam.Result.Files {
 			rel := lerobot.VideoPath(feature, f.Chunk, f.File)
-			sum, size, err := fileSum(filepath.Join(c.dir, filepath.FromSlash(rel)))
+			sum, size, err := input.SHA256(filepath.Join(c.dir, filepath.FromSlash(rel)))
 			switch {
 			case err != nil:
 				c.errorf("ceres.videos", videosPath, loc{}, "%s.files[%d]: %v", at, k, err)
@@ -90,15 +87,4 @@ func (c *checker) checkCeresFiles() {
 			}
 		}
 	}
-}
-
-func fileSum(path string) (string, int64, error) {
-	f, err := input.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	return hex.EncodeToString(h.Sum(nil)), n, err
 }
