@@ -301,16 +301,17 @@ func union(a, b []string) []string {
 
 // Redact makes the descriptors fit a metadata-only dataset: no run title,
 // instructions or labels in the extension, the run group's key and the org
-// replaced by salted hashes, and a title that never carries the task's prompt
-// (the task id where the label carries the run title or an instruction
-// text, privacy.Carries). The id is salted too: unsalted, anyone who guesses
-// the run title could confirm it; with one salt a lab's metadata-only
-// datasets still pool by id.
-func Redact(ds []Descriptor, salt string) []Descriptor {
+// replaced by salted hashes, and as title the task's public label in spec
+// (privacy.TaskLabel, the rule the episodes' task strings follow too). The id
+// is salted too: unsalted, anyone who guesses the run title could confirm it;
+// with one salt a lab's metadata-only datasets still pool by id.
+func Redact(ds []Descriptor, spec *taskspec.Spec, salt string) []Descriptor {
 	out := make([]Descriptor, len(ds))
 	for i, d := range ds {
 		c := d.Ext.Ceres
-		if privacy.Carries(d.Title, append([]string{c.RunTitle}, c.Instructions...)...) {
+		if t, ok := spec.Task(c.TaskID); ok {
+			d.Title = privacy.TaskLabel(spec, t)
+		} else {
 			d.Title = c.TaskID
 		}
 		d.Groups = slices.Clone(d.Groups)

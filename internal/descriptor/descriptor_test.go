@@ -224,16 +224,24 @@ func TestCheck(t *testing.T) {
 
 func TestRedact(t *testing.T) {
 	spec := exampleSpec(t, func(s string) string {
-		// A label that quotes the instructions must not survive as title.
+		// A label that quotes the instructions, or the run's description,
+		// must not survive as title.
+		s = strings.Replace(s, `"Pick sample"`, `"Pick: move each sample into the rack"`, 1)
 		return strings.Replace(s, `"Inspect sample"`, `"Inspect: inspect until complete"`, 1)
 	})
 	plain := build(spec, examplePlan(), Options{Org: "lab-a"})
-	ds := Redact(plain, "pepper")
-	if ds[0].ID == plain[0].ID || !strings.HasPrefix(ds[0].ID, "ceres-task-") || Redact(plain, "pepper")[0].ID != ds[0].ID || Redact(plain, "salt")[0].ID == ds[0].ID {
+	ds := Redact(plain, spec, "pepper")
+	if ds[0].ID == plain[0].ID || !strings.HasPrefix(ds[0].ID, "ceres-task-") || Redact(plain, spec, "pepper")[0].ID != ds[0].ID || Redact(plain, spec, "salt")[0].ID == ds[0].ID {
 		t.Errorf("redacted id %s (plain %s): want a salted id, stable for one salt", ds[0].ID, plain[0].ID)
 	}
-	if ds[0].Title != "Pick sample" {
-		t.Errorf("pick title = %q, want the label", ds[0].Title)
+	if ds[0].Title != "pick" {
+		t.Errorf("pick title = %q, want the task id (its label carries the run description)", ds[0].Title)
+	}
+	for i, task := range []string{"pick", "inspect"} {
+		tk, _ := spec.Task(task)
+		if want := privacy.TaskLabel(spec, tk); ds[i].Title != want {
+			t.Errorf("%s title = %q, but its public label (the episodes' task string) is %q", task, ds[i].Title, want)
+		}
 	}
 	if ds[1].Title != "inspect" {
 		t.Errorf("inspect title = %q, want the task id (its label carries the prompt)", ds[1].Title)

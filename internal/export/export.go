@@ -314,7 +314,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	}
 	descriptors := buildDescriptors(applied, p, opts.Descriptors)
 	if metadataOnly {
-		descriptors = descriptor.Redact(descriptors, opts.Salt)
+		descriptors = descriptor.Redact(descriptors, applied, opts.Salt)
 	}
 	if err := writeRows(ctx, j, p, b, rowFeatures, cams, applied, descriptors, opts, rep); err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
@@ -186,14 +187,9 @@ func TestPrivacyRejectsAFullExport(t *testing.T) {
 
 func sessionIDOf(t *testing.T, session string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(session, "journal", "000001.cjl"))
+	j, err := journal.Open(context.Background(), session, journal.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := bytes.Index(b, []byte(`"sessionId":"`))
-	if i < 0 {
-		t.Fatal("no sessionId in the first segment")
-	}
-	rest := b[i+len(`"sessionId":"`):]
-	return string(rest[:bytes.IndexByte(rest, '"')])
+	return j.Info.SessionID
 }
