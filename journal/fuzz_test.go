@@ -117,7 +117,9 @@ func (m memSegment) Size() (int64, error) { return m.Reader.Size(), nil }
 
 // FuzzOpen opens arbitrary one-segment journals strictly and in salvage mode:
 // never a panic; an error is an *Error matching one sentinel, or the journal
-// reads and every indexed batch decodes through a cursor.
+// reads and every indexed batch decodes through a cursor. Run it with a short
+// -fuzzminimizetime (make fuzz does): minimising a segment-sized input for
+// Go's default 60 s looks like a stall (docs/reliability.md).
 func FuzzOpen(f *testing.F) {
 	f.Add(readSegment(f, writeSession(f, WriterOptions{}, standardSteps(f)), 1))
 	tiny, err := os.ReadFile("testdata/tiny-session/journal/000001.cjl")
