@@ -39,7 +39,7 @@ func Open(path string) (*os.File, error) {
 		unix.Close(fd)
 		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if what := kind(st.Mode); what != "" {
+	if what := kind(uint32(st.Mode)); what != "" { // uint16 on macOS
 		unix.Close(fd)
 		return nil, &fs.PathError{Op: "open", Path: path, Err: &kindError{what}}
 	}
@@ -71,7 +71,7 @@ func Check(path string) error {
 	if err := unix.Stat(path, &st); err != nil {
 		return &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if what := kind(st.Mode); what != "" {
+	if what := kind(uint32(st.Mode)); what != "" { // uint16 on macOS
 		return &fs.PathError{Op: "open", Path: path, Err: &kindError{what}}
 	}
 	return nil

@@ -136,8 +136,9 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	}
 	defer st.Abort()
 	sources := make([]*source, len(dirs))
+	opened := openSources(ctx, dirs)
 	for i, d := range dirs {
-		s, err := openSource(ctx, d)
+		s, err := opened[i].s, opened[i].err
 		if err != nil {
 			if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
 				return nil, err
@@ -167,15 +168,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	// unsound source fails the merge with verify's findings, whatever else
 	// went wrong meanwhile.
 	verified := make(chan error, 1)
-	go func() {
-		for _, s := range sources {
-			if err := quickVerify(ctx, s.dir); err != nil {
-				verified <- err
-				return
-			}
-		}
-		verified <- nil
-	}()
+	go func() { verified <- quickVerifyAll(ctx, sources) }()
 	log.Debug("merge: sources read", "sources", len(sources), "elapsed", time.Since(start))
 	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, verified: verified}
 	m.reportIndex = make([]int, len(sources))
@@ -264,6 +257,54 @@ func checkDuplicates(sources []*source) error {
 	return nil
 }
 
+// openedSource is one result of openSources.
+type openedSource struct {
+	s   *source
+	err error
+}
+
+// openSources opens the sources two at a time (each reads its metadata
+// Parquet files); the results are in the order of dirs.
+func openSources(ctx context.Context, dirs []string) []openedSource {
+	out := make([]openedSource, len(dirs))
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i].s, out[i].err = openSource(ctx, d)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// quickVerifyAll quick-verifies the sources two at a time (hashing their
+// video files is most of the work, and one core would leave the other idle
+// once the video is copied) and returns the first failure in source order.
+func quickVerifyAll(ctx context.Context, sources []*source) error {
+	errs := make([]error, len(sources))
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, s := range sources {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = quickVerify(ctx, s.dir)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // quickVerify runs verify's quick check on a source.
 func quickVerify(ctx context.Context, dir string) error {
 	res, err := verify.Shard(ctx, dir, verify.Options{Quick: true})
@@ -318,8 +359,8 @@ func (m *merger) run(ctx context.Context, st *shard.Staging) (*Result, error) {
 		return nil, err
 	}
 
-	// Fingerprints are hashed, and video files copied, while the rows are
-	// written: they share nothing.
+	// Fingerprints are hashed, and video files copied, while the rows and
+	// the metadata are written: they share nothing.
 	fingerprints := make([]string, len(m.sources))
 	var fpErr error
 	fpDone := make(chan struct{})
@@ -334,6 +375,11 @@ func (m *merger) run(ctx context.Context, st *shard.Staging) (*Result, error) {
 			}
 		}
 	}()
+
+	waitFingerprints := func() ([]string, error) {
+		<-fpDone
+		return fingerprints, fpErr
+	}
 
 	vctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -350,39 +396,18 @@ func (m *merger) run(ctx context.Context, st *shard.Staging) (*Result, error) {
 		}()
 	}
 	m.log.Debug("merge: video planned", "elapsed", time.Since(m.start))
-	report, err := m.writeRows(ctx, b, features, plans)
-	m.log.Debug("merge: rows written", "elapsed", time.Since(m.start))
+	// The metadata depends on the plan, not on the copied bytes: it is
+	// written while the video is still being copied.
+	report, err := m.writeMetadata(ctx, b, features, plans, waitFingerprints)
 	if err != nil {
 		cancel()
 	}
 	wg.Wait()
 	m.log.Debug("merge: video written", "elapsed", time.Since(m.start))
-	<-fpDone
-	m.log.Debug("merge: fingerprints", "elapsed", time.Since(m.start))
 	if err != nil {
 		return nil, err
 	}
-	if fpErr != nil {
-		return nil, fpErr
-	}
-	for i, fp := range fingerprints {
-		if idx := m.reportIndex[i]; idx >= 0 {
-			report.Sources[idx].Fingerprint = fp
-		}
-	}
 	if err := errors.Join(videoErrs...); err != nil {
-		return nil, err
-	}
-	for _, p := range plans {
-		report.Videos[p.key] = p.report()
-	}
-	if err := b.WriteCeresJSON(mergeReportName, report); err != nil {
-		return nil, err
-	}
-	if err := m.writePooled(b); err != nil {
-		return nil, err
-	}
-	if err := b.Finish(nil); err != nil {
 		return nil, err
 	}
 	m.log.Debug("merge: metadata written", "elapsed", time.Since(m.start))
@@ -402,6 +427,39 @@ func (m *merger) run(ctx context.Context, st *shard.Staging) (*Result, error) {
 		res.VideoFiles += len(v.Files)
 	}
 	return res, nil
+}
+
+// writeMetadata writes the rows, then, once the fingerprints are hashed,
+// the merge report, the pooled descriptors and LeRobot's metadata.
+func (m *merger) writeMetadata(ctx context.Context, b *shard.Builder, features []shard.Feature, plans []*videoPlan, waitFingerprints func() ([]string, error)) (*Report, error) {
+	report, err := m.writeRows(ctx, b, features, plans)
+	m.log.Debug("merge: rows written", "elapsed", time.Since(m.start))
+	fingerprints, fpErr := waitFingerprints()
+	m.log.Debug("merge: fingerprints", "elapsed", time.Since(m.start))
+	if err != nil {
+		return nil, err
+	}
+	if fpErr != nil {
+		return nil, fpErr
+	}
+	for i, fp := range fingerprints {
+		if idx := m.reportIndex[i]; idx >= 0 {
+			report.Sources[idx].Fingerprint = fp
+		}
+	}
+	for _, p := range plans {
+		report.Videos[p.key] = p.report()
+	}
+	if err := b.WriteCeresJSON(mergeReportName, report); err != nil {
+		return nil, err
+	}
+	if err := m.writePooled(b); err != nil {
+		return nil, err
+	}
+	if err := b.Finish(nil); err != nil {
+		return nil, err
+	}
+	return report, nil
 }
 
 func robotString(v any) string {

@@ -16,7 +16,8 @@ import (
 
 // ErrIncompatible is returned by Joiner.Append, before anything is written,
 // when a source's stream cannot continue the joined file: another codec,
-// size, pixel format or codec configuration (extradata). The caller starts a
+// size, colour properties or codec configuration (extradata, which also
+// fixes the pixel format). The caller starts a
 // new file for it.
 var ErrIncompatible = errors.New("video: stream parameters differ from the joined file's")
 
@@ -46,7 +47,16 @@ type Joiner struct {
 	closed bool
 	// planned is the frame count announced to NewJoiner (0: unknown).
 	planned int
+	// wb is the joined file opened a second time, to start its writeback
+	// every writebackStep bytes (startWriteback); written is where it was
+	// last started.
+	wb      *os.File
+	written int64
 }
+
+// writebackStep is how many bytes a Joiner writes between two starts of
+// the kernel's writeback.
+const writebackStep = 8 << 20
 
 // NewJoiner prepares a joined file at path (created on the first Append).
 // frames, when positive, is the number of frames the file will hold: the
@@ -81,9 +91,14 @@ func (j *Joiner) Bytes() int64 { return j.bytes }
 type joinSource struct {
 	fc     *astiav.FormatContext
 	stream *astiav.Stream
+	sig    StreamSignature // from the header, before any probing
 }
 
-func openJoinSource(path string) (_ *joinSource, err error) {
+// openJoinSource opens path's one video stream. Its signature is taken from
+// the container's header alone; probe also runs FindStreamInfo (which
+// decodes the first frames, about 3.5 ms for a 640×480 H.264 file), needed
+// only for the codec parameters a joined file is created with.
+func openJoinSource(path string, probe bool) (_ *joinSource, err error) {
 	s := &joinSource{fc: astiav.AllocFormatContext()}
 	if s.fc == nil {
 		return nil, fmt.Errorf("%s: alloc format context failed", path)
@@ -101,9 +116,6 @@ func openJoinSource(path string) (_ *joinSource, err error) {
 			s.close()
 		}
 	}()
-	if err := s.fc.FindStreamInfo(nil); err != nil {
-		return nil, fmt.Errorf("%s: stream info: %w", path, err)
-	}
 	for _, st := range s.fc.Streams() {
 		switch st.CodecParameters().MediaType() {
 		case astiav.MediaTypeVideo:
@@ -118,6 +130,12 @@ func openJoinSource(path string) (_ *joinSource, err error) {
 	if s.stream == nil {
 		return nil, fmt.Errorf("%s: no video stream", path)
 	}
+	s.sig = signatureOf(s.stream.CodecParameters())
+	if probe {
+		if err := s.fc.FindStreamInfo(nil); err != nil {
+			return nil, fmt.Errorf("%s: stream info: %w", path, err)
+		}
+	}
 	return s, nil
 }
 
@@ -127,19 +145,21 @@ func (s *joinSource) close() {
 }
 
 // StreamSignature describes what a joined file's stream must share with
-// every source copied into it: codec, size, pixel format, colour
-// properties and the codec configuration (extradata).
+// every source copied into it, as the mp4 header states it: codec, size,
+// colour properties and the codec configuration (extradata). The pixel
+// format is not in an mp4 header, but its chroma format and bit depth are in
+// the configuration record (avcC's SPS, av1C), so equal extradata means an
+// equal pixel format; the header alone is read (no frame decoded).
 type StreamSignature struct {
 	Codec         string
 	Width, Height int
-	PixFmt        string
 	Color         [4]int // space, range, primaries, transfer
 	ExtraData     string // hex
 }
 
 func signatureOf(cp *astiav.CodecParameters) StreamSignature {
 	return StreamSignature{
-		Codec: cp.CodecID().Name(), Width: cp.Width(), Height: cp.Height(), PixFmt: cp.PixelFormat().Name(),
+		Codec: cp.CodecID().Name(), Width: cp.Width(), Height: cp.Height(),
 		Color:     [4]int{int(cp.ColorSpace()), int(cp.ColorRange()), int(cp.ColorPrimaries()), int(cp.ColorTransferCharacteristic())},
 		ExtraData: hex.EncodeToString(cp.ExtraData()),
 	}
@@ -148,12 +168,12 @@ func signatureOf(cp *astiav.CodecParameters) StreamSignature {
 // ReadStreamSignature opens path and returns its video stream's signature
 // (it reads the header only).
 func ReadStreamSignature(path string) (StreamSignature, error) {
-	s, err := openJoinSource(path)
+	s, err := openJoinSource(path, false)
 	if err != nil {
 		return StreamSignature{}, err
 	}
 	defer s.close()
-	return signatureOf(s.stream.CodecParameters()), nil
+	return s.sig, nil
 }
 
 // Differs says how t differs from s ("" when it does not).
@@ -163,8 +183,6 @@ func (s StreamSignature) Differs(t StreamSignature) string {
 		return fmt.Sprintf("codec %s, joined file has %s", t.Codec, s.Codec)
 	case t.Width != s.Width || t.Height != s.Height:
 		return fmt.Sprintf("size %dx%d, joined file has %dx%d", t.Width, t.Height, s.Width, s.Height)
-	case t.PixFmt != s.PixFmt:
-		return fmt.Sprintf("pixel format %s, joined file has %s", t.PixFmt, s.PixFmt)
 	case t.Color != s.Color:
 		return "colour properties differ"
 	case t.ExtraData != s.ExtraData:
@@ -174,7 +192,7 @@ func (s StreamSignature) Differs(t StreamSignature) string {
 }
 
 // open creates the output with the first source's codec parameters.
-func (j *Joiner) open(cp *astiav.CodecParameters) (err error) {
+func (j *Joiner) open(cp *astiav.CodecParameters, sig StreamSignature) (err error) {
 	defer func() {
 		if err != nil {
 			j.free()
@@ -189,7 +207,7 @@ func (j *Joiner) open(cp *astiav.CodecParameters) (err error) {
 	if j.stream = j.fc.NewStream(nil); j.stream == nil {
 		return fmt.Errorf("join %s: new stream failed", j.path)
 	}
-	j.sig = signatureOf(cp)
+	j.sig = sig
 	if err := cp.Copy(j.stream.CodecParameters()); err != nil {
 		return fmt.Errorf("join %s: codec parameters: %w", j.path, err)
 	}
@@ -204,6 +222,9 @@ func (j *Joiner) open(cp *astiav.CodecParameters) (err error) {
 		return fmt.Errorf("join %s: create: %w", j.path, err)
 	}
 	j.fc.SetPb(j.ioc)
+	if j.wb, err = os.Open(j.path); err != nil {
+		return fmt.Errorf("join %s: %w", j.path, err)
+	}
 	mux := map[string]string{"movflags": "+faststart"}
 	if j.planned > 0 {
 		mux = map[string]string{"moov_size": strconv.Itoa(moovReserve(j.planned, len(cp.ExtraData())))}
@@ -233,17 +254,18 @@ func (j *Joiner) Append(ctx context.Context, src string) (JoinedPart, error) {
 	if j.closed {
 		return JoinedPart{}, fmt.Errorf("join %s: already closed", j.path)
 	}
-	s, err := openJoinSource(src)
+	// Only the first source is probed: the joined file is created with its
+	// full codec parameters; later ones need only match its header.
+	s, err := openJoinSource(src, j.fc == nil)
 	if err != nil {
 		return JoinedPart{}, fmt.Errorf("join %s: %w", j.path, err)
 	}
 	defer s.close()
-	cp := s.stream.CodecParameters()
 	if j.fc == nil {
-		if err := j.open(cp); err != nil {
+		if err := j.open(s.stream.CodecParameters(), s.sig); err != nil {
 			return JoinedPart{}, err
 		}
-	} else if why := j.sig.Differs(signatureOf(cp)); why != "" {
+	} else if why := j.sig.Differs(s.sig); why != "" {
 		return JoinedPart{}, fmt.Errorf("join %s: %s: %s: %w", j.path, src, why, ErrIncompatible)
 	}
 	part := JoinedPart{FirstFrame: j.frames}
@@ -309,6 +331,10 @@ func (j *Joiner) Append(ctx context.Context, src string) (JoinedPart, error) {
 		j.frames++
 		part.Frames++
 		k++
+		if j.bytes-j.written >= writebackStep {
+			startWriteback(j.wb)
+			j.written = j.bytes
+		}
 	}
 	if part.Frames == 0 {
 		return part, fmt.Errorf("join %s: %s holds no frames", j.path, src)
@@ -339,28 +365,15 @@ func (j *Joiner) Close() error {
 		err = fmt.Errorf("join %s: close: %w", j.path, cerr)
 	}
 	j.ioc = nil
-	j.free()
+	// The fsync, so that the output's final sync finds the file clean (and
+	// a joiner's sync overlaps the caller's other work).
 	if err == nil {
-		err = syncFile(j.path)
+		if serr := j.wb.Sync(); serr != nil {
+			err = fmt.Errorf("join %s: sync: %w", j.path, serr)
+		}
 	}
+	j.free()
 	return err
-}
-
-// syncFile fsyncs a finished file, so that the output's final sync finds
-// it clean (and a joiner's sync overlaps the caller's other work).
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("join %s: %w", path, err)
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("join %s: sync: %w", path, err)
-	}
-	return nil
 }
 
 // Abort releases everything and removes the partial file.
@@ -385,5 +398,9 @@ func (j *Joiner) free() {
 	if j.fc != nil {
 		j.fc.Free()
 		j.fc = nil
+	}
+	if j.wb != nil {
+		_ = j.wb.Close()
+		j.wb = nil
 	}
 }
