@@ -56,12 +56,15 @@ func writePyJSON(path string, v any) error {
 }
 
 // arrowParquetProps are the writer properties of the metadata Parquet files
-// (written with arrow-go, like pyarrow: snappy, dictionary, v1 pages, the
-// ARROW:schema stored).
-func arrowParquetProps(createdBy string) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties) {
+// (written with arrow-go, like pyarrow: snappy, v1 pages, the ARROW:schema
+// stored), with dictionary encoding or without: meta/episodes goes without,
+// since its hundreds of statistics columns hold distinct floats, for which
+// a dictionary saves nothing and its hash tables made most of a one-hour
+// export's final memory peak (docs/benchmarks.md).
+func arrowParquetProps(createdBy string, dictionary bool) (*parquet.WriterProperties, pqarrow.ArrowWriterProperties) {
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithDictionaryDefault(true),
+		parquet.WithDictionaryDefault(dictionary),
 		parquet.WithDataPageVersion(parquet.DataPageV1),
 		parquet.WithCreatedBy(createdBy),
 	)
@@ -69,7 +72,7 @@ func arrowParquetProps(createdBy string) (*parquet.WriterProperties, pqarrow.Arr
 }
 
 // writeArrowParquet writes one record as a single-row-group Parquet file.
-func writeArrowParquet(path string, rec arrow.Record, createdBy string) error {
+func writeArrowParquet(path string, rec arrow.Record, createdBy string, dictionary bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -77,7 +80,7 @@ func writeArrowParquet(path string, rec arrow.Record, createdBy string) error {
 	if err != nil {
 		return err
 	}
-	props, aprops := arrowParquetProps(createdBy)
+	props, aprops := arrowParquetProps(createdBy, dictionary)
 	w, err := pqarrow.NewFileWriter(rec.Schema(), f, props, aprops)
 	if err == nil {
 		err = w.Write(rec)
@@ -114,7 +117,7 @@ func writeTasks(path string, tasks []string, createdBy string) error {
 	}
 	rec := b.NewRecord()
 	defer rec.Release()
-	return writeArrowParquet(path, rec, createdBy)
+	return writeArrowParquet(path, rec, createdBy, true)
 }
 
 // episodeColumn is one column of meta/episodes: its Arrow field and how to
@@ -325,5 +328,5 @@ func writeEpisodes(path string, cols []episodeColumn, eps []episodeRecord, creat
 	}
 	rec := b.NewRecord()
 	defer rec.Release()
-	return writeArrowParquet(path, rec, createdBy)
+	return writeArrowParquet(path, rec, createdBy, false)
 }
