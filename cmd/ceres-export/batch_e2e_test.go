@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -449,7 +450,19 @@ func resumeCheck(t *testing.T, manifest, out string, reference map[string]map[st
 	if got := shardDigests(t, out, filepath.ToSlash(merge.CampaignPath)); !reflect.DeepEqual(got, reference) {
 		for id := range reference {
 			if !reflect.DeepEqual(got[id], reference[id]) {
-				t.Errorf("%s differs from the uninterrupted run's", id)
+				var files []string
+				for f, sum := range reference[id] {
+					if got[id][f] != sum {
+						files = append(files, f)
+					}
+				}
+				for f := range got[id] {
+					if _, ok := reference[id][f]; !ok {
+						files = append(files, f+" (not in the reference)")
+					}
+				}
+				sort.Strings(files)
+				t.Errorf("%s differs from the uninterrupted run's: %s", id, strings.Join(files, ", "))
 			}
 		}
 	}
@@ -502,4 +515,50 @@ func compactJSON(b []byte) string {
 		return "invalid: " + string(b)
 	}
 	return buf.String()
+}
+
+// TestE2EBatchKillAfterCommit covers the one instant a random kill rarely
+// hits: after a task's shard is committed, before its record is finished.
+// The next run completes that record from the shard instead of exporting
+// over it (which would change the shard: its report would say the video
+// was reused), so the shard stays byte for byte the one the attempt made.
+func TestE2EBatchKillAfterCommit(t *testing.T) {
+	manifest := testCampaign(t)
+	c := campaignCases[4] // s05: one cycle, AV1
+	id := campaignTaskID(c)
+	out := filepath.Join(t.TempDir(), "out")
+	if stdout, stderr, code := run(t, "batch", manifest, "-o", out, "--case-id", c.id); code != 0 {
+		t.Fatalf("batch: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	made := digest(t, filepath.Join(out, id))
+	// The record as the killed attempt left it: running, its process gone.
+	path := filepath.Join(out, batch.AttemptsDir, id, "attempt-0001.json")
+	var rec map[string]any
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &rec) != nil {
+		t.Fatalf("record: %v %s", err, b)
+	}
+	want := rec["shard_report_sha256"]
+	rec["state"], rec["pid"], rec["exit_status"] = "running", 1<<30, nil
+	for _, k := range []string{"ended_at", "duration_s", "episodes", "frames", "shard_report_sha256", "expectation"} {
+		delete(rec, k)
+	}
+	if b, err = json.Marshal(rec); err != nil || os.WriteFile(path, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := run(t, "batch", manifest, "-o", out, "--case-id", c.id)
+	if code != 0 || !strings.Contains(stdout, "(0 exported in this run, 1 skipped as done)") {
+		t.Fatalf("rerun: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	recs, err := batch.ReadRecords(out, id)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("%d records (%v), want the one attempt", len(recs), err)
+	}
+	r := recs[0]
+	if r.State != batch.StateSucceeded || r.ShardReportSHA256 != want || r.Episodes == 0 || r.Frames == 0 || !strings.Contains(r.Note, "committed shard") || r.Expectation == nil || !r.Expectation.Met {
+		t.Errorf("completed record %+v", r)
+	}
+	if got := digest(t, filepath.Join(out, id)); !reflect.DeepEqual(got, made) {
+		t.Errorf("the shard changed")
+	}
 }

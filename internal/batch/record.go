@@ -1,6 +1,8 @@
 package batch
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // AttemptsDir is the directory under OUT that holds the attempt records,
@@ -46,11 +49,13 @@ type Record struct {
 	State         string `json:"state"`
 	// ExitStatus is the export's exit status (the CLI's codes), null while
 	// running or when interrupted.
-	ExitStatus *int    `json:"exit_status"`
-	Error      string  `json:"error,omitempty"`
-	StartedAt  string  `json:"started_at"` // RFC 3339, UTC
-	EndedAt    string  `json:"ended_at,omitempty"`
-	DurationS  float64 `json:"duration_s"`
+	ExitStatus *int   `json:"exit_status"`
+	Error      string `json:"error,omitempty"`
+	// Note says how the record was finished when not by its own attempt.
+	Note      string  `json:"note,omitempty"`
+	StartedAt string  `json:"started_at"` // RFC 3339, UTC
+	EndedAt   string  `json:"ended_at,omitempty"`
+	DurationS float64 `json:"duration_s"`
 	// Fingerprint covers everything the shard is made from (Inputs, the
 	// resolved options, identity, extensions, tool version).
 	Fingerprint string                     `json:"fingerprint"`
@@ -241,10 +246,11 @@ func syncDir(dir string) error {
 	return err
 }
 
-// closeAbandoned rewrites the task's records still marked running as
-// interrupted: an attempt of the same task can only start after the last
-// one has ended, so a running record with no live process behind it was
-// killed. It refuses when a process on this host still runs one.
+// closeAbandoned rewrites the task's records still marked running: an
+// attempt of the same task can only start after the last one has ended, so
+// a running record with no live process behind it was killed. One whose
+// shard was committed succeeded (completeCommitted); the others become
+// interrupted. It refuses when a process on this host still runs one.
 func closeAbandoned(out, taskID, host string) error {
 	recs, err := ReadRecords(out, taskID)
 	if err != nil {
@@ -257,13 +263,56 @@ func closeAbandoned(out, taskID, host string) error {
 		if r.Host == host && r.PID != os.Getpid() && processAlive(r.PID) {
 			return fmt.Errorf("task %s: attempt %d is still running (pid %d on %s)", taskID, r.AttemptNo, r.PID, host)
 		}
-		r.State = StateInterrupted
-		r.Error = "the attempt ended without finishing its record (killed, or its node was lost)"
+		if !completeCommitted(out, &r) {
+			r.State = StateInterrupted
+			r.Error = "the attempt ended without finishing its record (killed, or its node was lost)"
+		}
 		if err := updateRecord(out, &r); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// completeCommitted finishes, as succeeded, the record of an abandoned
+// attempt whose shard was committed (its ceres/campaign.json names this
+// attempt): the commit is the point of truth, and a kill between it and the
+// record's update loses only the record. Redoing the task would export over
+// its own finished shard, and that shard would differ (its report would
+// say the video was reused). The end time is the shard report's.
+func completeCommitted(out string, r *Record) bool {
+	shardDir := filepath.Join(out, r.TaskID)
+	if shardAttempt(shardDir) != r.AttemptNo {
+		return false
+	}
+	reportPath := filepath.Join(shardDir, "ceres", "export-report.json")
+	data, err := input.ReadFile(reportPath)
+	if err != nil {
+		return false
+	}
+	var rep struct{ Episodes, Frames int }
+	if json.Unmarshal(data, &rep) != nil {
+		return false
+	}
+	st, err := os.Stat(reportPath)
+	if err != nil {
+		return false
+	}
+	sum := sha256.Sum256(data)
+	end := st.ModTime().UTC()
+	r.State = StateSucceeded
+	r.ExitStatus = intPtr(0)
+	r.Error = ""
+	r.Note = "completed from its committed shard: the attempt was stopped after the commit, before its record was finished"
+	r.EndedAt = rfc3339(end)
+	if start, err := time.Parse(time.RFC3339Nano, r.StartedAt); err == nil {
+		r.DurationS = end.Sub(start).Seconds()
+	}
+	r.Episodes, r.Frames = rep.Episodes, rep.Frames
+	r.ShardReportSHA256 = hex.EncodeToString(sum[:])
+	miss := Check(r.Expected, r)
+	r.Expectation = &Expectation{Met: len(miss) == 0, Misses: miss}
+	return true
 }
 
 func processAlive(pid int) bool {
