@@ -83,8 +83,8 @@ var slotNames = map[int]string{0: "first", 1: "middle", 2: "last"}
 
 // thumbnails decodes, from the exported mp4 files of one camera in
 // shardDir, the first, middle and last frame of every episode, and returns
-// one strip per episode. Only the wanted frames are converted; each file
-// is decoded once, up to its last wanted frame.
+// one strip per episode. Only the wanted frames are decoded (each from the
+// key frame before it) and converted.
 func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraResult, width, quality int) ([]strip, error) {
 	type want struct{ episode, slot int }
 	type fileKey struct{ chunk, file int }
@@ -132,41 +132,33 @@ func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraR
 	}
 	for _, k := range keys {
 		wants := byFile[k]
-		last := 0
+		frames := make([]int, 0, len(wants))
 		for f := range wants {
-			last = max(last, f)
+			frames = append(frames, f)
 		}
+		slices.Sort(frames)
 		path := filepath.Join(shardDir, filepath.FromSlash(lerobot.VideoPath(feature, k.chunk, k.file)))
-		found := 0
-		errStop := fmt.Errorf("done")
-		err := video.DecodeEach(ctx, path, func(df video.DecodedFrame) error {
-			ws, ok := wants[df.Index]
-			if ok {
-				img, err := df.RGBA()
-				if err != nil {
-					return err
-				}
-				small := sc.scaled(img, width)
-				for _, w := range ws {
-					out[w.episode].imgs[w.slot] = small
-					if missing[w.episode]--; missing[w.episode] == 0 {
-						if err := out[w.episode].encode(quality); err != nil {
-							return fmt.Errorf("episode %d: %w", w.episode, err)
-						}
+		// Only the wanted frames are decoded, each from the key frame
+		// before it: a long session's page shows a few hundred of its
+		// hundred thousand frames.
+		err := video.DecodeFrames(ctx, path, frames, func(df video.DecodedFrame) error {
+			img, err := df.RGBA()
+			if err != nil {
+				return err
+			}
+			small := sc.scaled(img, width)
+			for _, w := range wants[df.Index] {
+				out[w.episode].imgs[w.slot] = small
+				if missing[w.episode]--; missing[w.episode] == 0 {
+					if err := out[w.episode].encode(quality); err != nil {
+						return fmt.Errorf("episode %d: %w", w.episode, err)
 					}
 				}
-				found++
-			}
-			if df.Index >= last {
-				return errStop
 			}
 			return nil
 		})
-		if err != nil && err != errStop {
+		if err != nil {
 			return nil, fmt.Errorf("report: thumbnails: %w", err)
-		}
-		if found != len(wants) {
-			return nil, fmt.Errorf("report: thumbnails: %s holds %d of the %d frames the episodes name", path, found, len(wants))
 		}
 	}
 	return out, nil

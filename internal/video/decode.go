@@ -69,24 +69,32 @@ func openDecoder(path string, threads int) (_ *decoder, err error) {
 		return nil, fmt.Errorf("%s: no video stream", path)
 	}
 	d.tb = d.stream.TimeBase()
-	codec := astiav.FindDecoder(d.stream.CodecParameters().CodecID())
-	if codec == nil {
-		return nil, fmt.Errorf("%s: no decoder for codec %s", path, d.stream.CodecParameters().CodecID())
-	}
-	if d.dec = astiav.AllocCodecContext(codec); d.dec == nil {
-		return nil, fmt.Errorf("%s: alloc decoder failed", path)
-	}
-	if err = d.stream.CodecParameters().ToCodecContext(d.dec); err != nil {
-		return nil, fmt.Errorf("%s: decoder parameters: %w", path, err)
-	}
-	d.dec.SetTimeBase(d.tb)
-	d.dec.SetThreadCount(threads)
-	if err = d.dec.Open(codec, nil); err != nil {
-		return nil, fmt.Errorf("%s: open decoder %s: %w", path, codec.Name(), err)
+	if err = d.openCodec(threads); err != nil {
+		return nil, err
 	}
 	d.pkt = astiav.AllocPacket()
 	d.frame = astiav.AllocFrame()
 	return d, nil
+}
+
+// openCodec opens a new decoder for d's stream (threads as openDecoder).
+func (d *decoder) openCodec(threads int) error {
+	codec := astiav.FindDecoder(d.stream.CodecParameters().CodecID())
+	if codec == nil {
+		return fmt.Errorf("%s: no decoder for codec %s", d.path, d.stream.CodecParameters().CodecID())
+	}
+	if d.dec = astiav.AllocCodecContext(codec); d.dec == nil {
+		return fmt.Errorf("%s: alloc decoder failed", d.path)
+	}
+	if err := d.stream.CodecParameters().ToCodecContext(d.dec); err != nil {
+		return fmt.Errorf("%s: decoder parameters: %w", d.path, err)
+	}
+	d.dec.SetTimeBase(d.tb)
+	d.dec.SetThreadCount(threads)
+	if err := d.dec.Open(codec, nil); err != nil {
+		return fmt.Errorf("%s: open decoder %s: %w", d.path, codec.Name(), err)
+	}
+	return nil
 }
 
 // next returns the next frame in presentation order, valid until the next
@@ -234,5 +242,107 @@ func DecodeEach(ctx context.Context, path string, fn func(DecodedFrame) error) e
 	if d.decodeErr != nil {
 		return fmt.Errorf("video: %w", d.decodeErr)
 	}
+	return nil
+}
+
+// seekAhead is how far ahead (in frames) a wanted frame must lie for
+// DecodeFrames to seek to it rather than decode its way there.
+const seekAhead = 16
+
+// DecodeFrames calls fn for the frames of path whose indices are in want
+// (ascending, no repeats), decoding only from the key frame before each
+// wanted frame instead of the whole file: what a few thumbnails per
+// episode need (a one-hour file holds 100,000 frames, its page shows a
+// few hundred). Index k is the frame at k/fps after the first, fps the
+// stream's average frame rate, so the file must be on one frame grid (an
+// exported or merged LeRobot file is); a frame off the grid, or a wanted
+// frame the file lacks, is an error naming it. Each seek starts a fresh
+// decoder at the key frame, so no reference survives a jump.
+func DecodeFrames(ctx context.Context, path string, want []int, fn func(DecodedFrame) error) error {
+	if len(want) == 0 {
+		return nil
+	}
+	d, err := openDecoder(path, 1)
+	if err != nil {
+		return fmt.Errorf("video: %w", err)
+	}
+	defer d.close()
+	rate := d.stream.AvgFrameRate()
+	if rate.Num() <= 0 || rate.Den() <= 0 {
+		return fmt.Errorf("video: %s: no frame rate to find frames by", path)
+	}
+	// frame k is at firstPTS + k·den_tb·den_fr/(num_tb·num_fr)
+	tbNum, tbDen := int64(d.tb.Num()), int64(d.tb.Den())
+	frNum, frDen := int64(rate.Num()), int64(rate.Den())
+	firstPTS, haveFirst := int64(0), false
+	index := func(pts int64) (int, bool) {
+		n := (pts - firstPTS) * tbNum * frNum
+		q := tbDen * frDen
+		return int(n / q), n%q == 0
+	}
+	cur := -1 // index of the last frame decoded
+	for i, target := range want {
+		if i > 0 && target <= want[i-1] {
+			return fmt.Errorf("video: %s: wanted frames not ascending (%d after %d)", path, target, want[i-1])
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if haveFirst && target-cur > seekAhead {
+			ts := firstPTS + int64(target)*tbDen*frDen/(tbNum*frNum)
+			if err := d.seekTo(ts); err != nil {
+				return fmt.Errorf("video: %w", err)
+			}
+		}
+		for {
+			f, pts, err := d.next()
+			if errors.Is(err, io.EOF) {
+				if d.readErr != nil {
+					return fmt.Errorf("video: %w", d.readErr)
+				}
+				return fmt.Errorf("video: %s holds no frame %d", path, target)
+			}
+			if err != nil {
+				return fmt.Errorf("video: %w", err)
+			}
+			if !haveFirst {
+				firstPTS, haveFirst = pts, true
+			}
+			idx, ok := index(pts)
+			if !ok {
+				return fmt.Errorf("video: %s: a frame at pts %d is off the %d/%d fps grid", path, pts, frNum, frDen)
+			}
+			cur = idx
+			if idx < target {
+				continue
+			}
+			if idx > target {
+				return fmt.Errorf("video: %s: frame %d not found (decoding went from %d to %d)", path, target, cur, idx)
+			}
+			if err := fn(DecodedFrame{Index: idx, PTS: pts, TimeBaseNum: d.tb.Num(), TimeBaseDen: d.tb.Den(), Frame: f}); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	if d.decodeErr != nil {
+		return fmt.Errorf("video: %w", d.decodeErr)
+	}
+	return nil
+}
+
+// seekTo positions d at the key frame at or before ts with a fresh decoder
+// (go-astiav v0.16 cannot flush one, and a new single-threaded decoder
+// costs about what a flush does), so no reference survives the jump.
+func (d *decoder) seekTo(ts int64) error {
+	if err := d.fc.SeekFrame(d.stream.Index(), ts, astiav.NewSeekFlags(astiav.SeekFlagBackward)); err != nil {
+		return fmt.Errorf("%s: seek to pts %d: %w", d.path, ts, err)
+	}
+	d.dec.Free()
+	d.dec = nil
+	if err := d.openCodec(1); err != nil {
+		return err
+	}
+	d.demuxDone, d.flushed, d.drained = false, false, false
 	return nil
 }
