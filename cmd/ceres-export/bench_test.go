@@ -26,7 +26,7 @@ func runMeasured(b *testing.B, args ...string) (time.Duration, int64) {
 // it starts itself counts this process's own resident set (the child's
 // memory until exec, about 90 MiB for this test binary), not the command's
 // alone.
-func peakRSS(b *testing.B, name string, args ...string) int64 {
+func peakRSS(b testing.TB, name string, args ...string) int64 {
 	b.Helper()
 	cmd := exec.Command("/usr/bin/time", append([]string{"-f", "%M", name}, args...)...)
 	var stderr bytes.Buffer

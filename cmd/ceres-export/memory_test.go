@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/journal"
@@ -96,13 +94,7 @@ func TestE2EExportMemoryBounded(t *testing.T) {
 		}
 	}
 	dest := filepath.Join(t.TempDir(), "shard")
-	cmd := exec.Command(ceresBinary, "export", session, "-o", dest, "-q", "--fps", "30")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("export: %v\n%s", err, out)
-	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	peak := ru.Maxrss << 10 // KiB on Linux
+	peak := peakRSS(t, ceresBinary, "export", session, "-o", dest, "-q", "--fps", "30")
 	t.Logf("journal %d KiB, 8 batches of %d MiB decoded: peak RSS %d MiB", journalSize>>10, batch>>20, peak>>20)
 	if limit := memoryBound(batch); peak > limit {
 		t.Errorf("peak RSS %d MiB over the bound of %d MiB", peak>>20, limit>>20)

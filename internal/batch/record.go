@@ -16,6 +16,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
 // AttemptsDir is the directory under OUT that holds the attempt records,
@@ -285,7 +286,7 @@ func completeCommitted(out string, r *Record) bool {
 	if shardAttempt(shardDir) != r.AttemptNo {
 		return false
 	}
-	reportPath := filepath.Join(shardDir, "ceres", "export-report.json")
+	reportPath := filepath.Join(shardDir, filepath.FromSlash(shard.ExportReportPath))
 	data, err := input.ReadFile(reportPath)
 	if err != nil {
 		return false

@@ -271,7 +271,7 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 		rec.State = StateSucceeded
 		rec.ExitStatus = intPtr(0)
 		rec.Episodes, rec.Frames = rep.Episodes, rep.Frames
-		if sum, _, herr := input.SHA256(filepath.Join(shardDir, "ceres", "export-report.json")); herr == nil {
+		if sum, _, herr := input.SHA256(filepath.Join(shardDir, filepath.FromSlash(shard.ExportReportPath))); herr == nil {
 			rec.ShardReportSHA256 = sum
 		}
 		res.Outcome = OutcomeExported
@@ -325,7 +325,7 @@ func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, 
 			}
 			return &r, fmt.Sprintf("attempt %d failed with the same inputs (--retry-failed runs it again)", r.AttemptNo)
 		}
-		sum, _, err := input.SHA256(filepath.Join(shardDir, "ceres", "export-report.json"))
+		sum, _, err := input.SHA256(filepath.Join(shardDir, filepath.FromSlash(shard.ExportReportPath)))
 		if err != nil || sum != r.ShardReportSHA256 || shardAttempt(shardDir) != r.AttemptNo {
 			return nil, ""
 		}

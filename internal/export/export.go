@@ -375,7 +375,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 func writeCeresFiles(b *shard.Builder, dir string, files map[string]any) error {
 	for _, name := range slices.Sorted(maps.Keys(files)) {
 		_, err := os.Lstat(filepath.Join(dir, "ceres", name))
-		if name != filepath.Base(name) || name == "." || name == ".." || err == nil || name == "export-report.json" || name == "report.html" {
+		if name != filepath.Base(name) || name == "." || name == ".." || err == nil || name == shard.ExportReportName || name == "report.html" {
 			return fmt.Errorf("export: ceres file %q: not a plain file name of its own", name)
 		}
 		if err := b.WriteCeresJSON(name, files[name]); err != nil {

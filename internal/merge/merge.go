@@ -136,9 +136,10 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	}
 	defer st.Abort()
 	sources := make([]*source, len(dirs))
-	opened := openSources(ctx, dirs)
+	openErrs := make([]error, len(dirs))
+	twoAtATime(len(dirs), func(i int) { sources[i], openErrs[i] = openSource(ctx, dirs[i]) })
 	for i, d := range dirs {
-		s, err := opened[i].s, opened[i].err
+		s, err := sources[i], openErrs[i]
 		if err != nil {
 			if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
 				return nil, err
@@ -151,7 +152,6 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 		if (opts.Into == "" || i > 0) && s.kind != kindShard {
 			return nil, fmt.Errorf("%w: %s is a merged dataset; give it as --into to append to it, or merge its shards", ErrUsage, d)
 		}
-		sources[i] = s
 	}
 	if err := checkDuplicates(sources); err != nil {
 		return nil, err
@@ -257,46 +257,28 @@ func checkDuplicates(sources []*source) error {
 	return nil
 }
 
-// openedSource is one result of openSources.
-type openedSource struct {
-	s   *source
-	err error
-}
-
-// openSources opens the sources two at a time (each reads its metadata
-// Parquet files); the results are in the order of dirs.
-func openSources(ctx context.Context, dirs []string) []openedSource {
-	out := make([]openedSource, len(dirs))
+// twoAtATime calls fn(i) for i in [0, n), two calls at a time: the
+// sources' opening (their metadata Parquet files) and their quick verify
+// (hashing their video files) each keep both cores busy that way.
+func twoAtATime(n int, fn func(i int)) {
 	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
-	for i, d := range dirs {
+	for i := range n {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i].s, out[i].err = openSource(ctx, d)
+			fn(i)
 		}()
 	}
 	wg.Wait()
-	return out
 }
 
-// quickVerifyAll quick-verifies the sources two at a time (hashing their
-// video files is most of the work, and one core would leave the other idle
-// once the video is copied) and returns the first failure in source order.
+// quickVerifyAll quick-verifies the sources and returns the first failure
+// in source order.
 func quickVerifyAll(ctx context.Context, sources []*source) error {
 	errs := make([]error, len(sources))
-	sem := make(chan struct{}, 2)
-	var wg sync.WaitGroup
-	for i, s := range sources {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = quickVerify(ctx, s.dir)
-		}()
-	}
-	wg.Wait()
+	twoAtATime(len(sources), func(i int) { errs[i] = quickVerify(ctx, sources[i].dir) })
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -23,7 +23,7 @@ import (
 
 // Paths inside a shard or merged dataset that merge reads.
 const (
-	exportReportPath = "ceres/export-report.json"
+	exportReportPath = shard.ExportReportPath
 	mergeReportName  = "merge-report.json"
 	mergeReportPath  = "ceres/" + mergeReportName
 	specDir          = "ceres/task-specifications"

@@ -354,6 +354,14 @@ func (b *Builder) WriteSpec(hash string, canonical []byte) error {
 	return nil
 }
 
+// ExportReportName is the export report's name under ceres/, and
+// ExportReportPath its path in a shard: what ties an attempt, a merge
+// source or a re-export to the shard it made.
+const (
+	ExportReportName = "export-report.json"
+	ExportReportPath = "ceres/" + ExportReportName
+)
+
 // Finish closes the data files and writes meta/info.json, meta/stats.json,
 // meta/tasks.parquet, meta/episodes/chunk-000/file-000.parquet and
 // ceres/export-report.json (report as indented JSON; nil skips it). Every
@@ -392,7 +400,7 @@ func (b *Builder) Finish(report any) error {
 		return fmt.Errorf("shard: %w", err)
 	}
 	if report != nil {
-		return b.WriteCeresJSON("export-report.json", report)
+		return b.WriteCeresJSON(ExportReportName, report)
 	}
 	return nil
 }
