@@ -12,8 +12,9 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
-	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 )
 
@@ -258,8 +259,8 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 			eo.Page = opts.Page
 		}
 		eo.CeresFiles = map[string]any{
-			filepath.Base(merge.CampaignPath): merge.Campaign{CampaignID: t.CampaignID, TaskID: t.ID, AttemptNo: int64(rec.AttemptNo)},
-			ExtensionsFile:                    t.Extensions,
+			layout.CampaignPath:   merge.Campaign{CampaignID: t.CampaignID, TaskID: t.ID, AttemptNo: int64(rec.AttemptNo)},
+			layout.ExtensionsPath: t.Extensions,
 		}
 		rep, err = opts.export(ctx, t.SessionDir, shardDir, eo)
 	}
@@ -271,7 +272,7 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 		rec.State = StateSucceeded
 		rec.ExitStatus = intPtr(0)
 		rec.Episodes, rec.Frames = rep.Episodes, rep.Frames
-		if sum, _, herr := input.SHA256(filepath.Join(shardDir, filepath.FromSlash(shard.ExportReportPath))); herr == nil {
+		if sum, _, herr := input.SHA256(filepath.Join(shardDir, filepath.FromSlash(layout.ExportReportPath))); herr == nil {
 			rec.ShardReportSHA256 = sum
 		}
 		res.Outcome = OutcomeExported
@@ -297,11 +298,6 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 	return finish()
 }
 
-// ExtensionsFile is the name under ceres/ of a task's merged extensions in
-// its shard. The shard's ceres/campaign.json (merge.Campaign) names the
-// campaign, task id and attempt that made it.
-const ExtensionsFile = "extensions.json"
-
 // upToDate returns the standing record when the task needs no new attempt:
 // its last finished attempt had this fingerprint and either succeeded,
 // leaving the shard that is there now and still passes a quick verify, or
@@ -325,7 +321,7 @@ func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, 
 			}
 			return &r, fmt.Sprintf("attempt %d failed with the same inputs (--retry-failed runs it again)", r.AttemptNo)
 		}
-		sum, _, err := input.SHA256(filepath.Join(shardDir, filepath.FromSlash(shard.ExportReportPath)))
+		sum, _, err := input.SHA256(filepath.Join(shardDir, filepath.FromSlash(layout.ExportReportPath)))
 		if err != nil || sum != r.ShardReportSHA256 || shardAttempt(shardDir) != r.AttemptNo {
 			return nil, ""
 		}
@@ -341,7 +337,7 @@ func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, 
 // shardAttempt is the attempt number in the shard's ceres/campaign.json, 0
 // when it has none.
 func shardAttempt(shardDir string) int {
-	b, err := os.ReadFile(filepath.Join(shardDir, filepath.FromSlash(merge.CampaignPath)))
+	b, err := os.ReadFile(filepath.Join(shardDir, filepath.FromSlash(layout.CampaignPath)))
 	if err != nil {
 		return 0
 	}
@@ -392,17 +388,17 @@ func ReadPaths(tasks []Task, extra []string) []string {
 	return in
 }
 
-// PrepareOut makes out a campaign output (shard.KindCampaign, with its
+// PrepareOut makes out a campaign output (output.KindCampaign, with its
 // marker, through the destination rules every writer follows) or checks
 // that it is one and overlaps none of the inputs. Array tasks starting at
 // once on one OUT all succeed: the first makes it, the others find it.
 func PrepareOut(out string, inputs []string) error {
 	for try := 0; ; try++ {
-		if kind, ok := shard.OutputKind(out); ok {
-			if kind != shard.KindCampaign {
-				return fmt.Errorf("%w: %s is a %s made by ceres-export, not a campaign output", shard.ErrDestinationRefused, out, kind)
+		if kind, ok := output.KindOf(out); ok {
+			if kind != output.KindCampaign {
+				return fmt.Errorf("%w: %s is a %s made by ceres-export, not a campaign output", output.ErrDestinationRefused, out, kind)
 			}
-			_, err := shard.CheckDestination(out, inputs, true)
+			_, err := output.CheckDestination(out, inputs, true)
 			return err
 		}
 		// An empty directory (made for the scheduler's log files) is taken
@@ -410,24 +406,24 @@ func PrepareOut(out string, inputs []string) error {
 		if entries, err := os.ReadDir(out); err == nil && len(entries) == 0 {
 			_ = os.Remove(out)
 		}
-		st, err := shard.Stage(out, shard.StageOptions{Kind: shard.KindCampaign, Inputs: inputs})
+		st, err := output.Stage(out, output.StageOptions{Kind: output.KindCampaign, Inputs: inputs})
 		if err == nil {
-			if err := os.MkdirAll(filepath.Join(st.Dir(), AttemptsDir), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(st.Dir(), layout.AttemptsDir), 0o755); err != nil {
 				_ = st.Abort()
 				return fmt.Errorf("batch: %w", err)
 			}
 			return st.Commit()
 		}
 		// Another array task is making it, or just made it: look again.
-		if errors.Is(err, shard.ErrDestinationBusy) && try < 100 {
+		if errors.Is(err, output.ErrDestinationBusy) && try < 100 {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		if errors.Is(err, shard.ErrDestinationExists) {
-			if _, ok := shard.OutputKind(out); ok {
+		if errors.Is(err, output.ErrDestinationExists) {
+			if _, ok := output.KindOf(out); ok {
 				continue
 			}
-			return fmt.Errorf("%w: %s exists and is not a campaign output of ceres-export (no %s); choose a new directory", shard.ErrDestinationRefused, out, shard.OutputMarker)
+			return fmt.Errorf("%w: %s exists and is not a campaign output of ceres-export (no %s); choose a new directory", output.ErrDestinationRefused, out, layout.OutputMarkerPath)
 		}
 		return err
 	}

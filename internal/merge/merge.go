@@ -23,7 +23,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
@@ -122,7 +124,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	}
 	replace := opts.Replace || (opts.Into != "" && sameDir(opts.Into, opts.Output))
 	inputs := destinationInputs(opts, dirs)
-	if _, err := shard.CheckDestination(opts.Output, inputs, replace); err != nil {
+	if _, err := output.CheckDestination(opts.Output, inputs, replace); err != nil {
 		return nil, err
 	}
 	if err := checkOutput(opts); err != nil {
@@ -130,7 +132,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	}
 	// The destination's lock is held from here to the commit, so that the
 	// dataset appended to cannot change under the merge.
-	st, err := shard.Stage(opts.Output, shard.StageOptions{Replace: replace, Kind: shard.KindMerged, Inputs: inputs})
+	st, err := output.Stage(opts.Output, output.StageOptions{Replace: replace, Kind: output.KindMerged, Inputs: inputs})
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +149,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
 		if opts.Into != "" && i == 0 && s.kind != kindMerged {
-			return nil, fmt.Errorf("%w: --into %s: not a merged dataset (it has no %s); merge it with -o first", ErrUsage, d, mergeReportPath)
+			return nil, fmt.Errorf("%w: --into %s: not a merged dataset (it has no %s); merge it with -o first", ErrUsage, d, layout.MergeReportPath)
 		}
 		if (opts.Into == "" || i > 0) && s.kind != kindShard {
 			return nil, fmt.Errorf("%w: %s is a merged dataset; give it as --into to append to it, or merge its shards", ErrUsage, d)
@@ -224,7 +226,7 @@ func checkOutput(opts Options) error {
 	if _, err := os.Lstat(opts.Output); err != nil {
 		return nil
 	}
-	if kind, ok := shard.OutputKind(opts.Output); ok && kind != shard.KindMerged {
+	if kind, ok := output.KindOf(opts.Output); ok && kind != output.KindMerged {
 		return fmt.Errorf("%w: output %s is a ceres-export %s, not a merged dataset; refusing to replace it", ErrUsage, opts.Output, kind)
 	}
 	return nil
@@ -325,7 +327,7 @@ type merger struct {
 	reportIndex []int
 }
 
-func (m *merger) run(ctx context.Context, st *shard.Staging) (*Result, error) {
+func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
 	features := mergedFeatures(m.sources)
 	plans, err := m.planVideos(features)
 	if err != nil {
@@ -432,7 +434,7 @@ func (m *merger) writeMetadata(ctx context.Context, b *shard.Builder, features [
 	for _, p := range plans {
 		report.Videos[p.key] = p.report()
 	}
-	if err := b.WriteCeresJSON(mergeReportName, report); err != nil {
+	if err := b.WriteCeresJSON(layout.MergeReportPath, report); err != nil {
 		return nil, err
 	}
 	if err := m.writePooled(b); err != nil {
@@ -505,7 +507,7 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 		for h, spec := range s.specs {
 			var err error
 			if s.private {
-				err = b.WriteCeresFile(privacy.RedactedSpecDir+"/"+h+".json", spec)
+				err = b.WriteCeresFile(layout.RedactedSpecPath(h), spec)
 			} else {
 				err = b.WriteSpec(h, spec)
 			}
@@ -544,7 +546,7 @@ func (m *merger) writeSource(ctx context.Context, b *shard.Builder, si int, s *s
 				tbl.release()
 			}
 			var err error
-			if tbl, err = readTable(ctx, s.path(lerobot.DataPath(e.dataChunk, e.dataFile))); err != nil {
+			if tbl, err = readTable(ctx, s.path(layout.DataPath(e.dataChunk, e.dataFile))); err != nil {
 				return err
 			}
 			tblKey = key

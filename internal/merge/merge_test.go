@@ -17,8 +17,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
-	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -139,7 +140,7 @@ func readDataset(t *testing.T, dir string) *dataset {
 		k := [2]int{e.dataChunk, e.dataFile}
 		tbl := cache[k]
 		if tbl == nil {
-			if tbl, err = readTable(context.Background(), s.path(lerobot.DataPath(k[0], k[1]))); err != nil {
+			if tbl, err = readTable(context.Background(), s.path(layout.DataPath(k[0], k[1]))); err != nil {
 				t.Fatal(err)
 			}
 			cache[k] = tbl
@@ -242,7 +243,7 @@ func compareFrames(t *testing.T, merged *dataset, sources []*dataset, firsts []i
 	fps := int64(merged.src.fps)
 	decoded := map[string][][32]byte{}
 	get := func(d *dataset, key string, vp videoPointer) [][32]byte {
-		p := d.src.path(lerobot.VideoPath(key, vp.chunk, vp.file))
+		p := d.src.path(layout.VideoPath(key, vp.chunk, vp.file))
 		if h, ok := decoded[p]; ok {
 			return h
 		}
@@ -320,7 +321,7 @@ func TestMergeH264RetriesCrashSpecs(t *testing.T) {
 	if len(specs) != 2 || len(merged.src.specs) != 2 {
 		t.Fatalf("specifications named %v, stored %d; want 2 and 2", specs, len(merged.src.specs))
 	}
-	if kind, ok := shard.OutputKind(out); !ok || kind != shard.KindMerged {
+	if kind, ok := output.KindOf(out); !ok || kind != output.KindMerged {
 		t.Fatalf("output marker kind %q %v, want merged", kind, ok)
 	}
 }
@@ -392,7 +393,7 @@ func TestMergeRefusals(t *testing.T) {
 		{"no sources", Options{Output: filepath.Join(dir, "o1")}, ErrUsage, "no shards"},
 		{"not a shard", Options{Sources: []string{a, notShard}, Output: filepath.Join(dir, "o2")}, ErrUsage, "not a ceres-export shard"},
 		{"twice", Options{Sources: []string{a, a}, Output: filepath.Join(dir, "o3")}, ErrUsage, "given twice"},
-		{"output inside input", Options{Sources: []string{a, b}, Output: filepath.Join(a, "out")}, shard.ErrDestinationRefused, "inside the input"},
+		{"output inside input", Options{Sources: []string{a, b}, Output: filepath.Join(a, "out")}, output.ErrDestinationRefused, "inside the input"},
 		{"into a shard", Options{Sources: []string{b}, Into: a}, ErrUsage, "not a merged dataset"},
 		{"other fps", Options{Sources: []string{a, fixtureShard(t, "h264-15fps")}, Output: filepath.Join(dir, "o4")}, ErrMismatch, "fps 15, want 30"},
 		{"other codec", Options{Sources: []string{a, fixtureShard(t, "av1-1cam")}, Output: filepath.Join(dir, "o5")}, ErrMismatch, `video.codec "av1", want "h264"`},
@@ -426,7 +427,7 @@ func TestMergeRefusesUnsoundSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Drop the last episode's rows: the metadata no longer matches the data.
-	info := filepath.Join(bad, lerobot.InfoPath)
+	info := filepath.Join(bad, layout.InfoPath)
 	b, err := os.ReadFile(info)
 	if err != nil {
 		t.Fatal(err)
@@ -468,7 +469,7 @@ func TestMergeCampaignProvenance(t *testing.T) {
 	if err := copyTree(fixtureShard(t, "h264-crash"), b); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(b, filepath.FromSlash(CampaignPath)), []byte(`{"campaign_id": "c1", "task_id": "c1__case-2__s__run-1", "attempt_no": 2}`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(b, filepath.FromSlash(layout.CampaignPath)), []byte(`{"campaign_id": "c1", "task_id": "c1__case-2__s__run-1", "attempt_no": 2}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "merged")
@@ -496,7 +497,7 @@ func TestMergeCampaignProvenance(t *testing.T) {
 		t.Fatalf("the campaign file is not kept: %v", err)
 	}
 	// A tampered report no longer matches the episodes: verify says so.
-	rp := filepath.Join(out, mergeReportPath)
+	rp := filepath.Join(out, filepath.FromSlash(layout.MergeReportPath))
 	body, err := os.ReadFile(rp)
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,8 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
-	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
@@ -25,13 +25,10 @@ import (
 // sources of ceres/merge-report.json, and the campaign identity read from a
 // shard. Pooling of other per-source descriptors belongs here too.
 
-// CampaignPath is where a shard made by a campaign task records that task
-// (relative to the shard root). Merge copies task_id and attempt_no into
-// every episode of the shard (ceres/source/campaign_task_id and
-// ceres/source/campaign_attempt).
-const CampaignPath = "ceres/campaign.json"
-
-// Campaign is the content of ceres/campaign.json.
+// Campaign is the content of layout.CampaignPath, where a shard made by a
+// campaign task records that task. Merge copies task_id and attempt_no
+// into every episode of the shard (layout.ColSourceCampaignTaskID and
+// ColSourceCampaignAttempt).
 type Campaign struct {
 	CampaignID string `json:"campaign_id"`
 	TaskID     string `json:"task_id"`
@@ -45,7 +42,7 @@ type campaignRef struct {
 
 // readCampaign reads ceres/campaign.json when the shard has one.
 func readCampaign(dir string) (*campaignRef, error) {
-	p := filepath.Join(dir, filepath.FromSlash(CampaignPath))
+	p := filepath.Join(dir, filepath.FromSlash(layout.CampaignPath))
 	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -151,8 +148,8 @@ func sourceReport(s *source, firstEpisode, firstIndex int64, run int, fingerprin
 
 // episodeSource is the ceres/source/* value of episode e of shard s, which
 // is source number index of the merged dataset.
-func episodeSource(s *source, index int64, e *sourceEpisode) *shard.EpisodeSource {
-	src := &shard.EpisodeSource{Index: index, Name: s.name, ReportSHA256: s.reportSHA, EpisodeIndex: e.index}
+func episodeSource(s *source, index int64, e *sourceEpisode) *layout.EpisodeSource {
+	src := &layout.EpisodeSource{Index: index, Name: s.name, ReportSHA256: s.reportSHA, EpisodeIndex: e.index}
 	if s.campaign != nil {
 		id, attempt := s.campaign.TaskID, s.campaign.Attempt
 		src.CampaignTaskID, src.CampaignAttempt = &id, &attempt
@@ -208,16 +205,12 @@ func fingerprint(ctx context.Context, dir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// sourceFilesDir is where a merged dataset keeps each source shard's own
-// CERES files (its export report, its campaign identity), by report index.
-const sourceFilesDir = "sources"
-
 // storeSourceFiles copies what identifies source s (report index idx) into
 // the dataset under ceres/sources/NNNN/; for the dataset appended to, its
 // whole ceres/sources tree.
 func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 	if s.kind == kindMerged {
-		root := s.path("ceres/" + sourceFilesDir)
+		root := s.path(layout.SourcesDir)
 		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || !d.Type().IsRegular() {
 				return err
@@ -226,21 +219,21 @@ func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 			if err != nil {
 				return fmt.Errorf("source %w", err)
 			}
-			rel, _ := filepath.Rel(s.path("ceres"), p)
+			rel, _ := filepath.Rel(s.dir, p)
 			return b.WriteCeresFile(filepath.ToSlash(rel), data)
 		})
 	}
 	// The feature profile goes with the report: verify --journal rebuilds a
 	// source's features from it.
-	for _, rel := range []string{exportReportPath, CampaignPath, profile.ShardPath} {
+	for _, rel := range layout.PerSourceFiles() {
 		data, err := os.ReadFile(s.path(rel))
-		if errors.Is(err, fs.ErrNotExist) && rel != exportReportPath {
+		if errors.Is(err, fs.ErrNotExist) && rel != layout.ExportReportPath {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("source %w", err)
 		}
-		if err := b.WriteCeresFile(fmt.Sprintf("%s/%04d/%s", sourceFilesDir, idx, filepath.Base(rel)), data); err != nil {
+		if err := b.WriteCeresFile(layout.SourcePath(idx, rel), data); err != nil {
 			return err
 		}
 	}
@@ -257,11 +250,11 @@ func (m *merger) writePooled(b *shard.Builder) error {
 		all[i] = s.descriptors
 	}
 	pooled := descriptor.Pool(all...)
-	if err := b.WriteCeresJSON(descriptor.FileName, descriptor.File{SchemaVersion: descriptor.SchemaVersion, Tasks: pooled}); err != nil {
+	if err := b.WriteCeresJSON(layout.DescriptorsPath, descriptor.File{SchemaVersion: descriptor.SchemaVersion, Tasks: pooled}); err != nil {
 		return err
 	}
 	if m.sources[0].private {
-		return b.WriteCeresJSON(privacy.MarkerName, privacy.Marker{SchemaVersion: 1, Mode: privacy.MetadataOnly})
+		return b.WriteCeresJSON(layout.PrivacyMarkerPath, privacy.Marker{SchemaVersion: 1, Mode: privacy.MetadataOnly})
 	}
 	return nil
 }

@@ -16,21 +16,15 @@ import (
 	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
-	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
-// Paths inside a shard or merged dataset that merge reads.
+// The kinds of source.
 const (
-	exportReportPath = shard.ExportReportPath
-	mergeReportName  = "merge-report.json"
-	mergeReportPath  = "ceres/" + mergeReportName
-	specDir          = "ceres/task-specifications"
-
-	kindShard       = "shard"
-	kindMerged      = "merged"
-	sourceKeyPrefix = "ceres/source/"
+	kindShard  = "shard"
+	kindMerged = "merged"
 )
 
 var episodesFileRe = regexp.MustCompile(`^chunk-\d{3,}/file-\d{3,}\.parquet$`)
@@ -81,7 +75,7 @@ type sourceEpisode struct {
 	dataFile   int
 	from, to   int64
 	videos     map[string]videoPointer
-	ceres      shard.CeresEpisode
+	ceres      layout.CeresEpisode
 	firstFrame map[string]int // per video feature: frame of the episode in its file
 }
 
@@ -101,11 +95,11 @@ func openSource(ctx context.Context, dir string) (*source, error) {
 	}
 	s := &source{dir: dir, name: filepath.Base(filepath.Clean(dir)), specs: map[string][]byte{}}
 	switch {
-	case exists(filepath.Join(dir, mergeReportPath)):
+	case exists(filepath.Join(dir, filepath.FromSlash(layout.MergeReportPath))):
 		s.kind = kindMerged
-	case exists(filepath.Join(dir, exportReportPath)):
+	case exists(filepath.Join(dir, filepath.FromSlash(layout.ExportReportPath))):
 		s.kind = kindShard
-	case exists(filepath.Join(dir, lerobot.InfoPath)):
+	case exists(filepath.Join(dir, layout.InfoPath)):
 		return nil, notShardError(dir, "it has meta/info.json but neither ceres/export-report.json nor ceres/merge-report.json (a LeRobot dataset this tool did not make)")
 	default:
 		return nil, notShardError(dir, "no meta/info.json")
@@ -119,7 +113,7 @@ func openSource(ctx context.Context, dir string) (*source, error) {
 	if err := s.readEpisodes(ctx); err != nil {
 		return nil, err
 	}
-	s.private = exists(s.path("ceres/" + privacy.MarkerName))
+	s.private = exists(s.path(layout.PrivacyMarkerPath))
 	if err := s.readSpecs(); err != nil {
 		return nil, err
 	}
@@ -141,7 +135,7 @@ func (s *source) path(rel string) string { return filepath.Join(s.dir, filepath.
 
 // readInfo parses meta/info.json keeping key order.
 func (s *source) readInfo() error {
-	p := s.path(lerobot.InfoPath)
+	p := s.path(layout.InfoPath)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return fmt.Errorf("source %w", err)
@@ -244,7 +238,7 @@ func (s *source) videoFeatures() []shard.Feature {
 
 // readTasks reads meta/tasks.parquet: row i is task i.
 func (s *source) readTasks(ctx context.Context) error {
-	t, err := readTable(ctx, s.path(lerobot.TasksPath))
+	t, err := readTable(ctx, s.path(layout.TasksPath))
 	if err != nil {
 		return err
 	}
@@ -419,8 +413,8 @@ func readStats(t *table, prefix string, i int) (shard.Stats, error) {
 
 // readCeres reads the ceres/* columns of row i, including ceres/source/*
 // when the source is itself a merged dataset.
-func readCeres(t *table, i int) (shard.CeresEpisode, error) {
-	var c shard.CeresEpisode
+func readCeres(t *table, i int) (layout.CeresEpisode, error) {
+	var c layout.CeresEpisode
 	var errs []error
 	str := func(name string) string {
 		a, err := t.strings(name)
@@ -457,20 +451,20 @@ func readCeres(t *table, i int) (shard.CeresEpisode, error) {
 	c.SpecHash = str("ceres/task_specification/hash")
 	c.RecordedSpecHash = str("ceres/task_specification/recorded_hash")
 	c.TaskDescriptorID = str("ceres/task_descriptor_id")
-	if t.has(sourceKeyPrefix + "index") {
-		src := &shard.EpisodeSource{
-			Index:        num(sourceKeyPrefix + "index"),
-			Name:         str(sourceKeyPrefix + "name"),
-			ReportSHA256: str(sourceKeyPrefix + "export_report_sha256"),
-			EpisodeIndex: num(sourceKeyPrefix + "episode_index"),
+	if t.has(layout.ColSourceIndex) {
+		src := &layout.EpisodeSource{
+			Index:        num(layout.ColSourceIndex),
+			Name:         str(layout.ColSourceName),
+			ReportSHA256: str(layout.ColSourceReportSHA256),
+			EpisodeIndex: num(layout.ColSourceEpisodeIndex),
 		}
-		if a, err := t.strings(sourceKeyPrefix + "campaign_task_id"); err != nil {
+		if a, err := t.strings(layout.ColSourceCampaignTaskID); err != nil {
 			errs = append(errs, err)
 		} else if a.IsValid(i) {
 			v := a.Value(i)
 			src.CampaignTaskID = &v
 		}
-		if a, err := t.int64s(sourceKeyPrefix + "campaign_attempt"); err != nil {
+		if a, err := t.int64s(layout.ColSourceCampaignAttempt); err != nil {
 			errs = append(errs, err)
 		} else if a.IsValid(i) {
 			v := a.Value(i)
@@ -484,9 +478,9 @@ func readCeres(t *table, i int) (shard.CeresEpisode, error) {
 // readSpecs reads every stored specification (checked against its name;
 // a metadata-only source's redacted copies carry the original's name).
 func (s *source) readSpecs() error {
-	dir := specDir
+	dir := layout.SpecsDir
 	if s.private {
-		dir = "ceres/" + privacy.RedactedSpecDir
+		dir = layout.RedactedSpecsDir
 	}
 	entries, err := os.ReadDir(s.path(dir))
 	if err != nil {
@@ -520,7 +514,7 @@ func (s *source) readSpecs() error {
 // readDescriptors reads ceres/tasks.json, the task descriptors the merge
 // pools.
 func (s *source) readDescriptors() error {
-	p := s.path("ceres/" + descriptor.FileName)
+	p := s.path(layout.DescriptorsPath)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return fmt.Errorf("source %w", err)
@@ -546,16 +540,16 @@ type exportReportHead struct {
 // merge report.
 func (s *source) readProvenance() error {
 	if s.kind == kindMerged {
-		b, err := os.ReadFile(s.path(mergeReportPath))
+		b, err := os.ReadFile(s.path(layout.MergeReportPath))
 		if err != nil {
 			return fmt.Errorf("source %w", err)
 		}
 		var r Report
 		if err := json.Unmarshal(b, &r); err != nil {
-			return fmt.Errorf("%s: %w", s.path(mergeReportPath), err)
+			return fmt.Errorf("%s: %w", s.path(layout.MergeReportPath), err)
 		}
 		if r.Episodes != len(s.episodes) {
-			return fmt.Errorf("%s: says %d episodes, meta/episodes holds %d", s.path(mergeReportPath), r.Episodes, len(s.episodes))
+			return fmt.Errorf("%s: says %d episodes, meta/episodes holds %d", s.path(layout.MergeReportPath), r.Episodes, len(s.episodes))
 		}
 		for _, e := range s.episodes {
 			if e.ceres.Source == nil || e.ceres.Source.Index < 0 || e.ceres.Source.Index >= int64(len(r.Sources)) {
@@ -565,7 +559,7 @@ func (s *source) readProvenance() error {
 		s.merged = &r
 		return nil
 	}
-	p := s.path(exportReportPath)
+	p := s.path(layout.ExportReportPath)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return fmt.Errorf("source %w", err)

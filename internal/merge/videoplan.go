@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -76,7 +77,7 @@ func sourceVideoFiles(s *source, key string) ([]sourceFile, error) {
 	})
 	var out []sourceFile
 	for _, k := range keys {
-		rel := lerobot.VideoPath(key, k[0], k[1])
+		rel := layout.VideoPath(key, k[0], k[1])
 		next := 0
 		for _, sp := range spans[k] {
 			if sp.first != next {
@@ -147,7 +148,7 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 				}
 				if cur == nil || m.opts.NoConcat || curSig.Differs(sig) != "" || curSize+st.Size() >= limit {
 					step()
-					cur = &plannedFile{chunk: chunk, file: file, rel: lerobot.VideoPath(f.Name, chunk, file)}
+					cur = &plannedFile{chunk: chunk, file: file, rel: layout.VideoPath(f.Name, chunk, file)}
 					p.files = append(p.files, cur)
 					curSize, curSig = 0, sig
 				}

@@ -11,14 +11,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
-const privacyMarkerPath = "ceres/" + privacy.MarkerName
+const privacyMarkerPath = layout.PrivacyMarkerPath
 
-var redactedSpecFileRe = regexp.MustCompile(`^ceres/` + privacy.RedactedSpecDir + `/([0-9a-f]{64})\.json$`)
+var redactedSpecFileRe = regexp.MustCompile(`^` + regexp.QuoteMeta(layout.RedactedSpecsDir) + `/([0-9a-f]{64})\.json$`)
 
 // metadataOnly reports whether the dataset declares itself metadata-only
 // (ceres/privacy.json).
@@ -55,11 +56,11 @@ func (c *checker) checkPrivacy() error {
 	}
 	for _, rel := range c.files {
 		switch {
-		case strings.HasPrefix(rel, "videos/"):
+		case strings.HasPrefix(rel, layout.VideosDir+"/"):
 			c.errorf("privacy.video", rel, loc{}, "a metadata-only dataset has no video")
 		case specFileRe.MatchString(rel):
-			c.errorf("privacy.specification", rel, loc{}, "an unredacted task specification (its instructions and run title); a metadata-only dataset stores %s/<hash>.json", privacy.RedactedSpecDir)
-		case rel == "ceres/report.html" || rel == "ceres/videos.json":
+			c.errorf("privacy.specification", rel, loc{}, "an unredacted task specification (its instructions and run title); a metadata-only dataset stores %s/<hash>.json", layout.RedactedSpecsDir)
+		case rel == layout.SessionPagePath || rel == layout.VideosPath:
 			c.errorf("privacy.file", rel, loc{}, "a metadata-only dataset has no session page and no video manifest")
 		}
 	}

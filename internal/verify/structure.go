@@ -13,27 +13,28 @@ import (
 	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // LeRobot v3.0's paths (internal/lerobot); merge hard-codes the default
 // templates, so nothing else is accepted.
 const (
-	infoPath          = lerobot.InfoPath
-	statsPath         = lerobot.StatsPath
-	tasksPath         = lerobot.TasksPath
-	dataPathTemplate  = lerobot.DataPathTemplate
-	videoPathTemplate = lerobot.VideoPathTemplate
+	infoPath          = layout.InfoPath
+	statsPath         = layout.StatsPath
+	tasksPath         = layout.TasksPath
+	dataPathTemplate  = layout.DataPathTemplate
+	videoPathTemplate = layout.VideoPathTemplate
 	codebaseVersion   = lerobot.CodebaseVersion
-	specDir           = "ceres/task-specifications/"
-	reportPath        = "ceres/export-report.json"
+	specDir           = layout.SpecsDir + "/"
+	reportPath        = layout.ExportReportPath
 )
 
 var (
 	dataFileRe     = regexp.MustCompile(`^data/chunk-(\d{3,})/file-(\d{3,})\.parquet$`)
 	episodesFileRe = regexp.MustCompile(`^meta/episodes/chunk-(\d{3,})/file-(\d{3,})\.parquet$`)
 	videoFileRe    = regexp.MustCompile(`^videos/([^/]+)/chunk-(\d{3,})/file-(\d{3,})\.mp4$`)
-	specFileRe     = regexp.MustCompile(`^ceres/task-specifications/([0-9a-f]{64})\.json$`)
+	specFileRe     = regexp.MustCompile(`^` + regexp.QuoteMeta(specDir) + `([0-9a-f]{64})\.json$`)
 	// LeRobot's load_nested_dataset reads sorted(dir.glob("*/*.parquet")).
 	dataGlobRe     = regexp.MustCompile(`^data/[^/]+/[^/]+\.parquet$`)
 	episodesGlobRe = regexp.MustCompile(`^meta/episodes/[^/]+/[^/]+\.parquet$`)
@@ -159,8 +160,12 @@ func (c *checker) checkStructure() error {
 		case specFileRe.MatchString(f):
 		case strings.HasPrefix(f, specDir):
 			c.errorf("spec.file-name", f, loc{}, "a stored specification must be named <sha256 hex>.json")
-		case strings.HasPrefix(f, "ceres/"):
-			// CERES's own files (reports, indexes); LeRobot never reads them.
+		case strings.HasPrefix(f, layout.CeresDir+"/"):
+			// CERES's own files (reports, indexes); LeRobot never reads
+			// them, and every one is named by the layout.
+			if _, ok := layout.LookupCeresFile(f); !ok {
+				c.warnf("layout.stray-file", f, loc{}, "not a CERES file of the dataset layout (internal/layout.CeresFiles)")
+			}
 		case strings.HasSuffix(f, ".parquet") && (strings.HasPrefix(f, "data/") || strings.HasPrefix(f, "meta/")):
 			c.warnf("layout.stray-file", f, loc{}, "Parquet file outside LeRobot's layout")
 		default:
