@@ -20,7 +20,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/batch"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
-	"github.com/ceres-robotics/ceres-export/internal/merge"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
 // The test campaign: 12 tiny synthetic sessions, retries in all of them
@@ -141,7 +141,7 @@ func checkRecords(t *testing.T, out string, attempts int, slurm bool) map[string
 		if r.ExitStatus == nil || *r.ExitStatus != 0 || r.Episodes < 1 || r.Frames < 30 || r.ShardReportSHA256 == "" {
 			t.Errorf("%s: %+v", id, r)
 		}
-		var camp merge.Campaign
+		var camp shard.CampaignOrigin
 		b, err := os.ReadFile(filepath.Join(out, id, filepath.FromSlash(layout.CampaignPath)))
 		if err != nil || json.Unmarshal(b, &camp) != nil || camp.TaskID != id || camp.AttemptNo != int64(r.AttemptNo) || camp.CampaignID != "ci-week" {
 			t.Errorf("%s: ceres/campaign.json %s %v", id, b, err)
@@ -469,7 +469,7 @@ func resumeCheck(t *testing.T, manifest, out string, reference map[string]map[st
 	}
 	for id, r := range after {
 		if r.State == batch.StateSucceeded {
-			var camp merge.Campaign
+			var camp shard.CampaignOrigin
 			b, _ := os.ReadFile(filepath.Join(out, id, filepath.FromSlash(layout.CampaignPath)))
 			if json.Unmarshal(b, &camp) != nil || camp.AttemptNo != int64(r.AttemptNo) {
 				t.Errorf("%s: ceres/campaign.json %s, record attempt %d", id, b, r.AttemptNo)

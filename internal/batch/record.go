@@ -1,8 +1,6 @@
 package batch
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
-	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 )
@@ -253,24 +250,18 @@ func closeAbandoned(out, taskID, host string) error {
 // its own finished shard, and that shard would differ (its report would
 // say the video was reused). The end time is the shard report's.
 func completeCommitted(out string, r *Record) bool {
-	shardDir := filepath.Join(out, r.TaskID)
-	if shardAttempt(shardDir) != r.AttemptNo {
-		return false
-	}
-	reportPath := filepath.Join(shardDir, filepath.FromSlash(layout.ExportReportPath))
-	data, err := input.ReadFile(reportPath)
-	if err != nil {
+	c, ok := readCommitted(filepath.Join(out, r.TaskID))
+	if !ok || c.attempt != r.AttemptNo {
 		return false
 	}
 	var rep struct{ Episodes, Frames int }
-	if json.Unmarshal(data, &rep) != nil {
+	if json.Unmarshal(c.report, &rep) != nil {
 		return false
 	}
-	st, err := os.Stat(reportPath)
+	st, err := os.Stat(c.ds.Path(layout.ExportReportPath))
 	if err != nil {
 		return false
 	}
-	sum := sha256.Sum256(data)
 	end := st.ModTime().UTC()
 	r.State = StateSucceeded
 	r.ExitStatus = intPtr(0)
@@ -281,7 +272,7 @@ func completeCommitted(out string, r *Record) bool {
 		r.DurationS = end.Sub(start).Seconds()
 	}
 	r.Episodes, r.Frames = rep.Episodes, rep.Frames
-	r.ShardReportSHA256 = hex.EncodeToString(sum[:])
+	r.ShardReportSHA256 = c.reportSHA
 	miss := Check(r.Expected, r)
 	r.Expectation = &Expectation{Met: len(miss) == 0, Misses: miss}
 	return true

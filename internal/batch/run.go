@@ -2,7 +2,6 @@ package batch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,10 +10,9 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
-	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
-	"github.com/ceres-robotics/ceres-export/internal/merge"
 	"github.com/ceres-robotics/ceres-export/internal/output"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 )
 
@@ -259,7 +257,7 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 			eo.Page = opts.Page
 		}
 		eo.CeresFiles = map[string]any{
-			layout.CampaignPath:   merge.Campaign{CampaignID: t.CampaignID, TaskID: t.ID, AttemptNo: int64(rec.AttemptNo)},
+			layout.CampaignPath:   shard.CampaignOrigin{CampaignID: t.CampaignID, TaskID: t.ID, AttemptNo: int64(rec.AttemptNo)},
 			layout.ExtensionsPath: t.Extensions,
 		}
 		rep, err = opts.export(ctx, t.SessionDir, shardDir, eo)
@@ -272,8 +270,8 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 		rec.State = StateSucceeded
 		rec.ExitStatus = intPtr(0)
 		rec.Episodes, rec.Frames = rep.Episodes, rep.Frames
-		if sum, _, herr := input.SHA256(filepath.Join(shardDir, filepath.FromSlash(layout.ExportReportPath))); herr == nil {
-			rec.ShardReportSHA256 = sum
+		if c, ok := readCommitted(shardDir); ok {
+			rec.ShardReportSHA256 = c.reportSHA
 		}
 		res.Outcome = OutcomeExported
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
@@ -321,8 +319,7 @@ func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, 
 			}
 			return &r, fmt.Sprintf("attempt %d failed with the same inputs (--retry-failed runs it again)", r.AttemptNo)
 		}
-		sum, _, err := input.SHA256(filepath.Join(shardDir, filepath.FromSlash(layout.ExportReportPath)))
-		if err != nil || sum != r.ShardReportSHA256 || shardAttempt(shardDir) != r.AttemptNo {
+		if c, ok := readCommitted(shardDir); !ok || c.reportSHA != r.ShardReportSHA256 || c.attempt != r.AttemptNo {
 			return nil, ""
 		}
 		v, err := verify.Shard(ctx, shardDir, verify.Options{Quick: true})
@@ -334,18 +331,32 @@ func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, 
 	return nil, ""
 }
 
-// shardAttempt is the attempt number in the shard's ceres/campaign.json, 0
-// when it has none.
-func shardAttempt(shardDir string) int {
-	b, err := os.ReadFile(filepath.Join(shardDir, filepath.FromSlash(layout.CampaignPath)))
-	if err != nil {
-		return 0
+// committed is what a task's shard, read through shard.Open, says of the
+// attempt that made it.
+type committed struct {
+	ds *shard.Dataset
+	// attempt is the attempt number of its campaign origin, 0 without one.
+	attempt int
+	// reportSHA and report are its export report's SHA-256 and bytes.
+	reportSHA string
+	report    []byte
+}
+
+// readCommitted reads the shard at shardDir; false when there is none, or
+// it is not a readable shard.
+func readCommitted(shardDir string) (committed, bool) {
+	ds, err := shard.Open(shardDir)
+	if err != nil || ds.Merged {
+		return committed{}, false
 	}
-	var c merge.Campaign
-	if json.Unmarshal(b, &c) != nil {
-		return 0
+	c := committed{ds: ds}
+	if c.reportSHA, c.report, err = ds.ReportSHA256(); err != nil {
+		return committed{}, false
 	}
-	return int(c.AttemptNo)
+	if origin, err := ds.Campaign(); err == nil && origin != nil {
+		c.attempt = int(origin.AttemptNo)
+	}
+	return c, true
 }
 
 // Check returns the ways rec misses exp (nil exp: the state must be

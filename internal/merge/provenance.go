@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -24,41 +23,6 @@ import (
 // where its episodes came from: the ceres/source/* episode columns, the
 // sources of ceres/merge-report.json, and the campaign identity read from a
 // shard. Pooling of other per-source descriptors belongs here too.
-
-// Campaign is the content of layout.CampaignPath, where a shard made by a
-// campaign task records that task. Merge copies task_id and attempt_no
-// into every episode of the shard (layout.ColSourceCampaignTaskID and
-// ColSourceCampaignAttempt).
-type Campaign struct {
-	CampaignID string `json:"campaign_id"`
-	TaskID     string `json:"task_id"`
-	AttemptNo  int64  `json:"attempt_no"`
-}
-
-type campaignRef struct {
-	TaskID  string
-	Attempt int64
-}
-
-// readCampaign reads ceres/campaign.json when the shard has one.
-func readCampaign(dir string) (*campaignRef, error) {
-	p := filepath.Join(dir, filepath.FromSlash(layout.CampaignPath))
-	b, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("source %w", err)
-	}
-	var c Campaign
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	if c.TaskID == "" || c.AttemptNo < 1 {
-		return nil, fmt.Errorf("%s: task_id must be set and attempt_no at least 1", p)
-	}
-	return &campaignRef{TaskID: c.TaskID, Attempt: c.AttemptNo}, nil
-}
 
 // SourceReport is one entry of ceres/merge-report.json "sources": a shard
 // whose episodes are in the dataset, in order.
@@ -137,7 +101,7 @@ func sourceReport(s *source, firstEpisode, firstIndex int64, run int, fingerprin
 		Run: run,
 	}
 	if s.campaign != nil {
-		r.CampaignTaskID, r.CampaignAttempt = s.campaign.TaskID, s.campaign.Attempt
+		r.CampaignTaskID, r.CampaignAttempt = s.campaign.TaskID, s.campaign.AttemptNo
 	}
 	for h := range s.specs {
 		r.Specifications = append(r.Specifications, h)
@@ -149,9 +113,9 @@ func sourceReport(s *source, firstEpisode, firstIndex int64, run int, fingerprin
 // episodeSource is the ceres/source/* value of episode e of shard s, which
 // is source number index of the merged dataset.
 func episodeSource(s *source, index int64, e *sourceEpisode) *layout.EpisodeSource {
-	src := &layout.EpisodeSource{Index: index, Name: s.name, ReportSHA256: s.reportSHA, EpisodeIndex: e.index}
+	src := &layout.EpisodeSource{Index: index, Name: s.name, ReportSHA256: s.reportSHA, EpisodeIndex: e.Index}
 	if s.campaign != nil {
-		id, attempt := s.campaign.TaskID, s.campaign.Attempt
+		id, attempt := s.campaign.TaskID, s.campaign.AttemptNo
 		src.CampaignTaskID, src.CampaignAttempt = &id, &attempt
 	}
 	return src
@@ -209,7 +173,7 @@ func fingerprint(ctx context.Context, dir string) (string, error) {
 // the dataset under ceres/sources/NNNN/; for the dataset appended to, its
 // whole ceres/sources tree.
 func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
-	if s.kind == kindMerged {
+	if s.isMerged() {
 		root := s.path(layout.SourcesDir)
 		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || !d.Type().IsRegular() {

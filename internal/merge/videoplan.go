@@ -61,9 +61,9 @@ func sourceVideoFiles(s *source, key string) ([]sourceFile, error) {
 	spans := map[[2]int][]span{}
 	for i := range s.episodes {
 		e := &s.episodes[i]
-		vp := e.videos[key]
-		k := [2]int{vp.chunk, vp.file}
-		spans[k] = append(spans[k], span{e.firstFrame[key], int(e.length)})
+		vp := e.Videos[key]
+		k := [2]int{vp.ChunkIndex, vp.FileIndex}
+		spans[k] = append(spans[k], span{e.firstFrame[key], int(e.Length)})
 	}
 	keys := make([][2]int, 0, len(spans))
 	for k := range spans {
@@ -165,17 +165,17 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 
 // segment is where episode e of source si lies in the merged files.
 func (p *videoPlan) segment(si int, e *sourceEpisode, fps int) (shard.VideoSegment, error) {
-	vp := e.videos[p.key]
-	pl, ok := p.place[placeKey{si, vp.chunk, vp.file}]
+	vp := e.Videos[p.key]
+	pl, ok := p.place[placeKey{si, vp.ChunkIndex, vp.FileIndex}]
 	if !ok {
-		return shard.VideoSegment{}, fmt.Errorf("merge: episode %d of source %d: video %s file (%d, %d) not planned", e.index, si, p.key, vp.chunk, vp.file)
+		return shard.VideoSegment{}, fmt.Errorf("merge: episode %d of source %d: video %s file (%d, %d) not planned", e.Index, si, p.key, vp.ChunkIndex, vp.FileIndex)
 	}
 	first := pl.firstFrame + e.firstFrame[p.key]
 	return shard.VideoSegment{
 		ChunkIndex: pl.chunk, FileIndex: pl.file,
 		FromTimestamp: float64(first) / float64(fps),
-		ToTimestamp:   float64(first+int(e.length)) / float64(fps),
-		Stats:         vp.stats,
+		ToTimestamp:   float64(first+int(e.Length)) / float64(fps),
+		Stats:         vp.Stats,
 	}, nil
 }
 

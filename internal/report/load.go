@@ -2,16 +2,15 @@ package report
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
@@ -20,14 +19,16 @@ import (
 // session's journal (with salvage when the export used it), the shard's
 // export report and applied specification, and the plan they imply.
 func LoadShard(ctx context.Context, sessionDir, shardDir string) (*export.Result, error) {
-	path := filepath.Join(shardDir, filepath.FromSlash(layout.ExportReportPath))
-	b, err := os.ReadFile(path)
+	ds, err := shard.Open(shardDir)
+	if err == nil && ds.Merged {
+		err = fmt.Errorf("%s is a merged dataset; a session page shows one shard", shardDir)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("report: %s is not a ceres-export shard: %w", shardDir, err)
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	var rep export.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, fmt.Errorf("report: %s: %w", path, err)
+	if err := ds.ReadJSON(layout.ExportReportPath, &rep); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	j, err := journal.Open(ctx, sessionDir, journal.Options{Salvage: rep.Exporter.Options.Salvage})
 	if err != nil {
@@ -39,14 +40,17 @@ func LoadShard(ctx context.Context, sessionDir, shardDir string) (*export.Result
 	if j.Info.SessionID != rep.SessionID {
 		return nil, fmt.Errorf("report: shard %s was exported from session %q, but %s is session %q", shardDir, rep.SessionID, sessionDir, j.Info.SessionID)
 	}
-	specPath := filepath.Join(shardDir, filepath.FromSlash(layout.SpecPath(rep.Spec.Hash)))
-	sb, err := os.ReadFile(specPath)
+	specs, err := ds.Specs()
 	if err != nil {
-		return nil, fmt.Errorf("report: applied task specification: %w", err)
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	sb, ok := specs[rep.Spec.Hash]
+	if !ok {
+		return nil, fmt.Errorf("report: applied task specification %s is not stored under %s", rep.Spec.Hash, ds.Path(ds.SpecsDir()))
 	}
 	applied, err := taskspec.Parse(sb)
 	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", specPath, err)
+		return nil, fmt.Errorf("report: %s: %w", ds.Path(layout.SpecPath(rep.Spec.Hash)), err)
 	}
 	p, err := plan.Build(j.Events, plan.SpecTypes(applied), rep.FPS)
 	if err != nil {

@@ -366,14 +366,7 @@ func partOf(sf sensorFeature, e int) (int, int) {
 	return len(sf.parts) - 1, e
 }
 
-func isDefaultFeature(name string) bool {
-	for _, d := range defaultFeatures {
-		if d.name == name {
-			return true
-		}
-	}
-	return false
-}
+func isDefaultFeature(name string) bool { return lerobot.IsDefaultFeature(name) }
 
 // sourceFrame is one decoded camera frame of the session.
 type sourceFrame struct {

@@ -41,16 +41,7 @@ var (
 )
 
 // defaultFeatures are LeRobot's DEFAULT_FEATURES: every shard has them.
-var defaultFeatures = []struct {
-	name  string
-	dtype lerobot.Dtype
-}{
-	{"timestamp", "float32"},
-	{"frame_index", "int64"},
-	{"episode_index", "int64"},
-	{"index", "int64"},
-	{"task_index", "int64"},
-}
+var defaultFeatures = lerobot.DefaultFeatures
 
 // feature is one entry of info.json "features".
 type feature struct {
@@ -302,12 +293,12 @@ func (c *checker) readInfo() {
 			si.byName[name] = f
 		}
 		for _, d := range defaultFeatures {
-			f := si.byName[d.name]
+			f := si.byName[d.Name]
 			if f == nil {
-				c.errorf("info.features", infoPath, loc{}, "default feature %q is missing", d.name)
+				c.errorf("info.features", infoPath, loc{}, "default feature %q is missing", d.Name)
 				usable = false
-			} else if f.Dtype != d.dtype || len(f.Shape) != 1 || f.Shape[0] != 1 {
-				c.errorf("info.features", infoPath, loc{}, "default feature %q is %s%v, want %s[1]", d.name, f.Dtype, f.Shape, d.dtype)
+			} else if f.Dtype != d.Dtype || len(f.Shape) != 1 || f.Shape[0] != 1 {
+				c.errorf("info.features", infoPath, loc{}, "default feature %q is %s%v, want %s[1]", d.Name, f.Dtype, f.Shape, d.Dtype)
 			}
 		}
 	}
