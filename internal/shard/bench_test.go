@@ -66,10 +66,10 @@ func makeBenchData() *benchData {
 				r.State[i] = float32(rng.NormFloat64())
 				r.Action[i] = float32(rng.NormFloat64())
 			}
-			b.Columns[0].Float32 = append(b.Columns[0].Float32, r.State...)
-			b.Columns[1].Float32 = append(b.Columns[1].Float32, r.Action...)
-			b.Columns[2].Float32 = append(b.Columns[2].Float32, r.Gripper)
-			b.Columns[3].Bool = append(b.Columns[3].Bool, r.Flag)
+			appendValues(&b.Columns[0], r.State...)
+			appendValues(&b.Columns[1], r.Action...)
+			appendValues(&b.Columns[2], r.Gripper)
+			appendValues(&b.Columns[3], r.Flag)
 			rows[k] = r
 		}
 		d.batches = append(d.batches, b)
@@ -210,10 +210,10 @@ func TestRowsStageAllocations(t *testing.T) {
 func allocsForFrames(t *testing.T, frames int) float64 {
 	batch := NewEpisodeBatch(benchFeatures, frames)
 	batch.Len = frames
-	batch.Columns[0].Float32 = batch.Columns[0].Float32[:frames*14]
-	batch.Columns[1].Float32 = batch.Columns[1].Float32[:frames*14]
-	batch.Columns[2].Float32 = batch.Columns[2].Float32[:frames]
-	batch.Columns[3].Bool = batch.Columns[3].Bool[:frames]
+	SetValues(&batch.Columns[0], Values[float32](&batch.Columns[0])[:frames*14])
+	SetValues(&batch.Columns[1], Values[float32](&batch.Columns[1])[:frames*14])
+	SetValues(&batch.Columns[2], Values[float32](&batch.Columns[2])[:frames])
+	SetValues(&batch.Columns[3], Values[bool](&batch.Columns[3])[:frames])
 	w, err := NewDataWriter(t.TempDir(), benchFeatures, DataWriterOptions{FPS: benchFPS})
 	if err != nil {
 		t.Fatal(err)
