@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/report"
 )
@@ -19,18 +20,12 @@ import (
 // version is the exporter's version, written into every export report.
 const version = "0.1.0"
 
-const exportExitStatus = `
-EXIT STATUS
-  0  the shard was written
-  1  the session was read but cannot be exported as asked: the journal
-     breaks the format's rules, no accepted episode, a corrected
-     specification or a --profile that does not fit, or a --strict switch
-     tripped
-  2  usage error, the session cannot be read, or the destination exists
-     (use --replace)
-  3  the journal is corrupt (use --salvage to read past it)
-  4  the export failed (I/O, encoder); an existing shard is untouched
-`
+var exportExitStatus = exitstatus.Help("the shard was written",
+	exitstatus.JournalInvalid, exitstatus.NoEpisodes, exitstatus.SpecMismatch, exitstatus.ProfileMismatch, exitstatus.Strict,
+	exitstatus.UsageError, exitstatus.Unreadable.As("the session cannot be read"),
+	exitstatus.DestinationExists, exitstatus.DestinationRefused, exitstatus.NoSalt,
+	exitstatus.JournalCorrupt.As("the journal is corrupt (use --salvage to read past it)"),
+	exitstatus.Interrupted, exitstatus.Busy, exitstatus.WriteFailed.As("the export failed (I/O, encoder); an existing shard is untouched"))
 
 // ExportOptions are the flags of `ceres-export export`. The flags that shape
 // the shard are export.Settings, shared with the campaign manifest.
@@ -97,13 +92,12 @@ func newExportCmdWith(s streams, runF func(context.Context, ExportOptions, strea
 attempt (retried and incomplete attempts never reach it), sensor rows on the
 frame clock, camera video cut frame-accurately, metadata, the canonical task
 specification, an export report and a session page (ceres/report.html, see
-the report command) under ceres/.
-` + exportExitStatus,
+the report command) under ceres/.` + exportExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Session = args[0]
 			if err := opts.resolve(); err != nil {
-				return withCode(exitUsage, err)
+				return withCode(exitstatus.UsageError, err)
 			}
 			return runF(cmd.Context(), opts, s)
 		},

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
@@ -123,7 +124,7 @@ func SlurmArrayScript(campaignID string, tasks int, o ScriptOptions) string {
 	fmt.Fprintf(&b, "#!/bin/bash\n# ceres-export campaign %s: %d tasks in %d array tasks.\n", campaignID, tasks, o.ArrayCount)
 	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", jobName(campaignID, ""))
 	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", o.ArrayCount-1)
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", o.Out+"/.slurm/logs/array-%A_%a.out")
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", o.Out+"/"+layout.SlurmLogsDir+"/array-%A_%a.out")
 	sbatchCommon(&b, o)
 	b.WriteString("set -euo pipefail\nexec " + shellJoin(o.batchArgs()) + "\n")
 	return b.String()
@@ -155,7 +156,7 @@ func SlurmMergeScript(campaignID string, tasks []Task, o ScriptOptions) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/bash\n# ceres-export campaign %s: merge the array's shards, one dataset per setting.\n", campaignID)
 	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", jobName(campaignID, "-merge"))
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", o.Out+"/.slurm/logs/merge-%j.out")
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", o.Out+"/"+layout.SlurmLogsDir+"/merge-%j.out")
 	sbatchCommon(&b, o)
 	b.WriteString("set -euo pipefail\n")
 	b.WriteString(shellJoin([]string{"mkdir", "-p", o.Merge}) + "\n")
