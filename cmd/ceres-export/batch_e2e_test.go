@@ -21,6 +21,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/batch"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
 
 // The test campaign: 12 tiny synthetic sessions, retries in all of them
@@ -212,9 +213,7 @@ func freePort(t *testing.T) int {
 // run locally with --jobs 2.
 func TestE2EBatchSlurm(t *testing.T) {
 	for _, p := range slurmPackages {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("SLURM is not installed (%s not found): install slurmctld slurmd slurm-client munge (tests/slurm/cluster.sh install; .ci/run does)", p)
-		}
+		testenv.Tool(t, p, "", "SLURM: tests/slurm/cluster.sh install, as .ci/run does")
 	}
 	manifest := testCampaign(t)
 	root := t.TempDir()

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDtype(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		d                        Dtype
 		size                     int
@@ -39,6 +40,7 @@ func TestDtype(t *testing.T) {
 }
 
 func TestDtypeFloat64(t *testing.T) {
+	t.Parallel()
 	le := binary.LittleEndian
 	tests := []struct {
 		d    Dtype
@@ -69,6 +71,7 @@ func TestDtypeFloat64(t *testing.T) {
 // decodes, converts and reads back values, its Arrow type and Parquet leaf
 // agree, and its size is the bytes of its Go type.
 func TestDtypeTable(t *testing.T) {
+	t.Parallel()
 	for _, row := range dtypes {
 		d := row.dtype
 		t.Run(string(d), func(t *testing.T) {

@@ -126,6 +126,7 @@ func writeBuilderStage(tb testing.TB, dir string, d *benchData) time.Duration {
 // TestBenchmarkReferenceSchema proves the reference writes the same
 // Parquet schema as the DataWriter, so the benchmark compares like with like.
 func TestBenchmarkReferenceSchema(t *testing.T) {
+	t.Parallel()
 	ours, _, err := dataFileLayout(dataColumns(benchFeatures), dataColumns(benchFeatures), defaultCreatedBy)
 	if err != nil {
 		t.Fatal(err)
@@ -201,6 +202,7 @@ func BenchmarkRowsStage(b *testing.B) {
 // TestRowsStageAllocations checks the per-row path does not allocate: the
 // allocations of writing an episode do not grow with its length.
 func TestRowsStageAllocations(t *testing.T) {
+	// Not parallel: AllocsPerRun counts every goroutine's allocations.
 	short, long := allocsForFrames(t, 500), allocsForFrames(t, 5000)
 	if long > short*1.5+50 {
 		t.Fatalf("allocations grow with rows: %v for 500 frames, %v for 5000", short, long)

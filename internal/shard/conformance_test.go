@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
 
 // referenceDir holds LeRobot 0.4.4's own output for a small dataset, dumped
@@ -72,8 +73,9 @@ func buildLeRobotReferenceTwin(t *testing.T, dir string) {
 // LeRobot's float32 rounding; quantiles within one histogram bin); every data
 // row; and the episodes columns LeRobot writes, in its order.
 func TestMatchesLeRobotReference(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(filepath.Join(referenceDir, "info.json")); err != nil {
-		t.Skipf("no LeRobot reference output: %v", err)
+		testenv.Missing(t, "no LeRobot reference output (tests/conformance/reference is part of the repository): %v", err)
 	}
 	dir := t.TempDir()
 	buildLeRobotReferenceTwin(t, dir)

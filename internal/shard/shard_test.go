@@ -149,6 +149,7 @@ func readArrowTable(t *testing.T, path string) (arrow.Table, *file.Reader) {
 // of parquet-go) and checks types, values, row groups and the
 // huggingface metadata.
 func TestDataReadBack(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir, fixtureOptions)
 	tbl, rdr := readArrowTable(t, filepath.Join(dir, "data/chunk-000/file-000.parquet"))
@@ -307,6 +308,7 @@ func locate(tbl arrow.Table, col, r int) (arrow.Array, int) {
 // whose column order differs from the Parquet columns (readers match the two
 // by position), and that the written files pass it.
 func TestArrowSchemaDrift(t *testing.T) {
+	t.Parallel()
 	feats := fixtureFeatures[:3]
 	for _, tc := range []struct {
 		name    string
@@ -369,6 +371,7 @@ func sameTypeIgnoringChildNames(a, b arrow.DataType) bool {
 // TestTasksParquet checks meta/tasks.parquet: rows in task_index order and
 // the pandas metadata that makes "task" the index.
 func TestTasksParquet(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir, fixtureOptions)
 	tbl, rdr := readArrowTable(t, filepath.Join(dir, "meta/tasks.parquet"))
@@ -408,6 +411,7 @@ func TestTasksParquet(t *testing.T) {
 // TestEpisodesParquet checks row content of meta/episodes, including the
 // nullable ceres/outcome and the video columns.
 func TestEpisodesParquet(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir, fixtureOptions)
 	tbl, _ := readArrowTable(t, filepath.Join(dir, "meta/episodes/chunk-000/file-000.parquet"))
@@ -453,6 +457,7 @@ func TestEpisodesParquet(t *testing.T) {
 // TestGolden compares info.json, stats.json and a text dump of every Parquet
 // file's schema and key-value metadata with testdata/golden (-update rewrites).
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir, fixtureOptions)
 	for _, g := range []struct{ golden, content string }{
@@ -550,6 +555,7 @@ func firstDiff(a, b string) string {
 
 // TestDeterminism builds the fixture twice and compares every file's bytes.
 func TestDeterminism(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	buildFixture(t, a, fixtureOptions)
 	buildFixture(t, b, fixtureOptions)
@@ -579,6 +585,7 @@ func listFiles(t *testing.T, root string) []string {
 // TestRotation sets a tiny size limit so that LeRobot's rule starts a file
 // for every episode after the first few bytes, with chunks of two files.
 func TestRotation(t *testing.T) {
+	t.Parallel()
 	feats := fixtureFeatures[:1]
 	dir := t.TempDir()
 	w, err := NewDataWriter(dir, feats, DataWriterOptions{FPS: 10, FileSizeBytes: 1, ChunksSize: 2})
@@ -642,6 +649,7 @@ func TestRotation(t *testing.T) {
 // TestWriterErrors covers validation errors (the writer stays usable) and
 // the broken state after a failure.
 func TestWriterErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b, err := NewBuilder(dir, fixtureFeatures, fixtureOptions)
 	if err != nil {
@@ -719,6 +727,7 @@ func TestWriterErrors(t *testing.T) {
 // TestWorkersDoNotChangeOutput writes the same episodes with one and with
 // several encoding goroutines and compares the data file bytes.
 func TestWorkersDoNotChangeOutput(t *testing.T) {
+	t.Parallel()
 	d := makeBenchData()
 	var files []string
 	for _, workers := range []int{1, 3} {

@@ -40,6 +40,7 @@ func directStats(v []float64, rows, n, d int) (lo, hi, mean, std float64, q [5]f
 }
 
 func TestStatsAgainstDirect(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		rows int
@@ -89,6 +90,7 @@ func near(a, b, rel float64) bool {
 
 // TestStatsSingleFrame is LeRobot's _compute_basic_stats: std 0, quantiles = mean.
 func TestStatsSingleFrame(t *testing.T) {
+	t.Parallel()
 	st := statsOfValues(lerobot.Float32, []float32{1.5, -2}, 1, 2)
 	for d, want := range []float64{1.5, -2} {
 		if st.Min[d] != want || st.Max[d] != want || st.Mean[d] != want || st.Std[d] != 0 {
@@ -106,6 +108,7 @@ func TestStatsSingleFrame(t *testing.T) {
 // does when saving each episode) gives the direct stats of all rows for
 // min, max, mean, std and count; quantiles follow the chosen rule.
 func TestAggregateMatchesDirect(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewSource(3))
 	var all []float64
 	var eps []Stats
@@ -156,6 +159,7 @@ func TestAggregateMatchesDirect(t *testing.T) {
 }
 
 func TestPyFloatRepr(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		f    float64
 		want string
@@ -173,6 +177,7 @@ func TestPyFloatRepr(t *testing.T) {
 }
 
 func TestPyJSON(t *testing.T) {
+	t.Parallel()
 	v := JSONObject{
 		{"s", "a\"b\\c\n\t\x01é€😀\u007f"}, {"n", nil}, {"e", []int{}}, {"o", JSONObject{}},
 		{"l", []any{1, 2.0, true}}, {"m", map[string]any{"b": 1, "a": 2}},
