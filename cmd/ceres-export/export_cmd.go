@@ -15,6 +15,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/report"
+	"github.com/ceres-robotics/ceres-export/internal/settings"
 )
 
 // version is the exporter's version, written into every export report.
@@ -28,7 +29,7 @@ var exportExitStatus = exitstatus.Help("the shard was written",
 	exitstatus.Interrupted, exitstatus.Busy, exitstatus.WriteFailed.As("the export failed (I/O, encoder); an existing shard is untouched"))
 
 // ExportOptions are the flags of `ceres-export export`. The flags that shape
-// the shard are export.Settings, shared with the campaign manifest.
+// the shard are settings.Settings, shared with the campaign manifest.
 type ExportOptions struct {
 	Session  string
 	Output   string
@@ -36,7 +37,7 @@ type ExportOptions struct {
 	Quiet    bool
 	Replace  bool
 	Salt     string // --salt: never a setting, never stored
-	Settings export.Settings
+	Settings settings.Settings
 	export.Options
 }
 
@@ -51,9 +52,9 @@ func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
 }
 
-// addSettingFlags registers one flag per export.Settings field, named
-// export.FlagName of its JSON name (a test holds the two lists equal).
-func addSettingFlags(cmd *cobra.Command, s *export.Settings) {
+// addSettingFlags registers one flag per settings.Settings field, named
+// settings.FlagName of its JSON name (a test holds the two lists equal).
+func addSettingFlags(cmd *cobra.Command, s *settings.Settings) {
 	f := cmd.Flags()
 	f.IntVar(&s.FPS, "fps", 0, "dataset frame rate (default: first camera's nominal fps, else first sensor stream's rate)")
 	f.StringVar(&s.Profile, "profile", "", "feature profile (YAML or JSON): observation.state, action, dropped streams, camera keys (docs/profiles.md)")
@@ -109,7 +110,7 @@ the report command) under ceres/.` + exportExitStatus,
 
 // resolve turns the string flags into Options.
 func (o *ExportOptions) resolve() error {
-	opts, err := o.Settings.Resolve("")
+	opts, err := export.Resolve(o.Settings, "")
 	if err != nil {
 		return flagError(err)
 	}
@@ -128,10 +129,10 @@ func (o *ExportOptions) resolve() error {
 
 // flagError names a setting by its flag ("--video-size") on the command line.
 func flagError(err error) error {
-	var se *export.SettingError
+	var se *settings.SettingError
 	if errors.As(err, &se) {
 		c := *se
-		c.Setting = "--" + export.FlagName(se.Setting)
+		c.Setting = "--" + settings.FlagName(se.Setting)
 		return &c
 	}
 	return err
