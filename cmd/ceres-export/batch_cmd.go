@@ -43,7 +43,7 @@ type BatchOptions struct {
 // AddFlags registers the options' flags on cmd.
 func (o *BatchOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVarP(&o.Output, "output", "o", "", "campaign directory: a shard per task, attempt records under .attempts/ (required)")
+	f.StringVarP(&o.Output, "output", "o", "", "campaign directory: a shard per task, attempt records under "+layout.AttemptsDir+"/ (required)")
 	f.IntVar(&o.Jobs, "jobs", batch.DefaultJobs, "tasks exported side by side")
 	addSelectionFlags(cmd, &o.Selection)
 	addArrayFlags(cmd, &o.ArrayIndex, &o.ArrayCount)
@@ -73,7 +73,7 @@ func newBatchCmd(s streams) *cobra.Command {
 		Short: "Export a campaign: many sessions from one manifest",
 		Long: `Export every task of a campaign manifest (JSON, or JSON Lines for large flat
 batches; docs/campaigns.md) into OUT/<task id>/. Each execution of a task is
-an attempt with a record under OUT/.attempts/<task id>/; a task whose shard
+an attempt with a record under OUT/` + layout.AttemptsDir + `/<task id>/; a task whose shard
 was made from the same inputs and options and passes a quick verify is
 skipped, so a killed batch resumes where it stopped. One task failing does
 not stop the others.` + batchExitStatus,
@@ -281,7 +281,7 @@ func newBatchStatusCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status OUT [--json]",
 		Short: "Show a campaign's tasks, attempts and states from its records",
-		Long: `Show every task recorded under OUT/.attempts/: its attempts, the latest
+		Long: `Show every task recorded under OUT/` + layout.AttemptsDir + `/: its attempts, the latest
 attempt's state, episodes and frames.` +
 			exitstatus.Help("shown", exitstatus.UsageError, exitstatus.Unreadable.As("OUT holds no attempt records")),
 		Args: cobra.ExactArgs(1),
@@ -348,8 +348,8 @@ func newBatchSlurmCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "slurm MANIFEST -o OUT [flags]",
 		Short: "Write (and submit) the SLURM job array of a campaign and its merge job",
-		Long: `Write OUT/.slurm/array.sbatch, an sbatch --array script whose task i exports
-share i of the selected tasks, and with --merge OUT/.slurm/merge.sbatch, the
+		Long: `Write OUT/` + layout.SlurmArrayScript + `, an sbatch --array script whose task i exports
+share i of the selected tasks, and with --merge OUT/` + layout.SlurmMergeScript + `, the
 merge job that depends on it (afterok, and --kill-on-invalid-dep=yes so that
 it is cancelled rather than left pending when an array task fails).
 --submit submits both and prints their job ids.` +

@@ -145,7 +145,7 @@ func checkRecords(t *testing.T, out string, attempts int, slurm bool) map[string
 		var camp shard.CampaignOrigin
 		b, err := os.ReadFile(filepath.Join(out, id, filepath.FromSlash(layout.CampaignPath)))
 		if err != nil || json.Unmarshal(b, &camp) != nil || camp.TaskID != id || camp.AttemptNo != int64(r.AttemptNo) || camp.CampaignID != "ci-week" {
-			t.Errorf("%s: ceres/campaign.json %s %v", id, b, err)
+			t.Errorf("%s: %s %s %v", id, layout.CampaignPath, b, err)
 		}
 		if slurm && (r.Array == nil || r.Array.Count != 4 || r.Scheduler["SLURM_ARRAY_JOB_ID"] == "" || r.Scheduler["SLURM_JOB_ID"] == "") {
 			t.Errorf("%s: no SLURM array in the record: %+v %v", id, r.Array, r.Scheduler)
@@ -259,7 +259,7 @@ func TestE2EBatchSlurm(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
-	logs, _ := filepath.Glob(filepath.Join(slurmOut, ".slurm", "logs", "*"))
+	logs, _ := filepath.Glob(filepath.Join(slurmOut, filepath.FromSlash(layout.SlurmLogsDir), "*"))
 	var logText strings.Builder
 	for _, l := range logs {
 		b, _ := os.ReadFile(l)
@@ -471,7 +471,7 @@ func resumeCheck(t *testing.T, manifest, out string, reference map[string]map[st
 			var camp shard.CampaignOrigin
 			b, _ := os.ReadFile(filepath.Join(out, id, filepath.FromSlash(layout.CampaignPath)))
 			if json.Unmarshal(b, &camp) != nil || camp.AttemptNo != int64(r.AttemptNo) {
-				t.Errorf("%s: ceres/campaign.json %s, record attempt %d", id, b, r.AttemptNo)
+				t.Errorf("%s: %s %s, record attempt %d", id, layout.CampaignPath, b, r.AttemptNo)
 			}
 		}
 	}

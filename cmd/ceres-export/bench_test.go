@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // runMeasured runs the binary and returns its wall time and peak resident
@@ -107,7 +109,7 @@ func BenchmarkExportMemory(b *testing.B) {
 // writing to the null muxer.
 func muxerIndexBytes(b *testing.B, ffmpeg, dir, shard string) int64 {
 	b.Helper()
-	files, err := filepath.Glob(filepath.Join(shard, "videos", "*", "*", "*.mp4"))
+	files, err := filepath.Glob(filepath.Join(shard, layout.VideosDir, "*", "*", "*"+layout.VideoExt))
 	if err != nil || len(files) == 0 {
 		b.Fatalf("%s: no video files (%v)", shard, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // ceresBinary is the ceres-export binary built once for the end-to-end tests.
@@ -85,7 +87,7 @@ func TestE2EExportExitCodes(t *testing.T) {
 	if summary.MessageType != "summary" || summary.Report.Episodes != 8 || summary.Report.Fates["retried"] < 2 {
 		t.Errorf("summary %+v", summary)
 	}
-	for _, f := range []string{"meta/info.json", "data/chunk-000/file-000.parquet", "videos/observation.images.front/chunk-000/file-000.mp4"} {
+	for _, f := range []string{layout.InfoPath, layout.DataPath(0, 0), layout.VideoPath("observation.images.front", 0, 0)} {
 		if _, err := os.Stat(filepath.Join(dest, f)); err != nil {
 			t.Errorf("shard lacks %s", f)
 		}

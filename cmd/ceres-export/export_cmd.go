@@ -61,7 +61,7 @@ func addSettingFlags(cmd *cobra.Command, s *settings.Settings) {
 	f.StringVar(&s.Profile, "profile", "", "feature profile (YAML or JSON): observation.state, action, dropped streams, camera keys (docs/profiles.md)")
 	f.StringArrayVar(&s.Map, "map", nil, "one profile feature from fields, e.g. observation.state=imu.accel,imu.gyro[0:2] (repeatable; adds to --profile)")
 	f.BoolVar(&s.KeepFloat64, "keep-float64", false, "write float64 fields as float64 (default float32)")
-	f.StringVar(&s.RobotType, "robot-type", "", "info.json robot_type (default: SESSION.robotType)")
+	f.StringVar(&s.RobotType, "robot-type", "", "robot_type of "+layout.InfoPath+" (default: SESSION.robotType)")
 	f.BoolVar(&s.Salvage, "salvage", false, "read past journal corruption, reporting every skipped byte range")
 	f.StringSliceVar(&s.Strict, "strict", nil, "turn irregularities into errors: backfill, stale, gaps (comma-separated)")
 	f.StringVar(&s.TaskSpec, "task-spec", "", "apply this corrected task specification (re-export)")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
@@ -107,7 +108,7 @@ func TestE2ELostRecordsRefused(t *testing.T) {
 			if code != exitOK || !strings.Contains(out, "note: salvage: segment 0000") || !strings.Contains(out, "records were lost") {
 				t.Fatalf("--salvage: exit %d\n%s\n%s", code, out, errOut)
 			}
-			if _, err := os.Stat(filepath.Join(dest, "meta", "info.json")); err != nil {
+			if _, err := os.Stat(filepath.Join(dest, filepath.FromSlash(layout.InfoPath))); err != nil {
 				t.Fatalf("--salvage wrote no shard: %v", err)
 			}
 		})

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // TestE2EProfile exports a synthetic session with the shipped synth profile
@@ -39,7 +41,7 @@ func TestE2EProfile(t *testing.T) {
 			Names []string `json:"names"`
 		} `json:"features"`
 	}
-	b, err := os.ReadFile(filepath.Join(dest, "meta/info.json"))
+	b, err := os.ReadFile(filepath.Join(dest, filepath.FromSlash(layout.InfoPath)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +63,9 @@ func TestE2EProfile(t *testing.T) {
 			t.Errorf("%s is exported although the profile takes its field", gone)
 		}
 	}
-	stored, err := os.ReadFile(filepath.Join(dest, "ceres/profile.json"))
+	stored, err := os.ReadFile(filepath.Join(dest, filepath.FromSlash(layout.ProfilePath)))
 	if err != nil || !strings.Contains(string(stored), `"name":"observation.gripper_mode"`) {
-		t.Errorf("ceres/profile.json %s (%v) lacks the --map feature", stored, err)
+		t.Errorf("%s %s (%v) lacks the --map feature", layout.ProfilePath, stored, err)
 	}
 
 	bad := filepath.Join(t.TempDir(), "bad.yaml")

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // TestExitStatusOfCLIErrors: cobra's own errors, before any command runs,
@@ -192,9 +194,9 @@ func TestE2EFIFOInputs(t *testing.T) {
 			return []string{"export", s, "-o", filepath.Join(work, "out"), "-q", "--task-spec", filepath.Join(work, "spec.json")}
 		}},
 		{"spec file, spec check", "w/spec.json", func(string, string) []string { return []string{"spec", "check", filepath.Join(work, "spec.json")} }},
-		{"info.json, verify", "d/meta/info.json", func(_, d string) []string { return []string{"verify", d} }},
-		{"data file, verify", "d/data/chunk-000/file-000.parquet", func(_, d string) []string { return []string{"verify", d} }},
-		{"videos.json, verify", "d/ceres/videos.json", func(_, d string) []string { return []string{"verify", d} }},
+		{layout.InfoPath + ", verify", "d/" + layout.InfoPath, func(_, d string) []string { return []string{"verify", d} }},
+		{"data file, verify", "d/" + layout.DataPath(0, 0), func(_, d string) []string { return []string{"verify", d} }},
+		{layout.VideosPath + ", verify", "d/" + layout.VideosPath, func(_, d string) []string { return []string{"verify", d} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			session, dest := filepath.Join(t.TempDir(), "session"), filepath.Join(t.TempDir(), "shard")

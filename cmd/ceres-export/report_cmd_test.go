@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 func TestE2EReport(t *testing.T) {
 	session := synthSession(t, "--seed", "3", "--cameras", "2", "--fault", "crash")
 	shard := filepath.Join(t.TempDir(), "shard")
 	mustRun(t, "export", session, "-o", shard, "--vcodec", "h264", "-q")
-	page, err := os.ReadFile(filepath.Join(shard, "ceres", "report.html"))
+	page, err := os.ReadFile(filepath.Join(shard, filepath.FromSlash(layout.SessionPagePath)))
 	if err != nil {
 		t.Fatalf("export wrote no session page: %v", err)
 	}
@@ -21,7 +23,7 @@ func TestE2EReport(t *testing.T) {
 	}
 	mustRun(t, "verify", shard, "--journal", session, "--quick")
 
-	out := filepath.Join(t.TempDir(), "report.html")
+	out := filepath.Join(t.TempDir(), "page.html")
 	stdout := mustRun(t, "report", session, "--shard", shard, "-o", out)
 	if !strings.Contains(stdout, "report "+out) {
 		t.Errorf("report printed %q", stdout)
@@ -42,7 +44,7 @@ func TestE2EReport(t *testing.T) {
 
 	bare := filepath.Join(t.TempDir(), "bare")
 	mustRun(t, "export", session, "-o", bare, "--vcodec", "h264", "-q", "--no-report")
-	if _, err := os.Stat(filepath.Join(bare, "ceres", "report.html")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(bare, filepath.FromSlash(layout.SessionPagePath))); !os.IsNotExist(err) {
 		t.Errorf("export --no-report wrote a page (%v)", err)
 	}
 
@@ -95,12 +97,12 @@ func TestE2EBatchCampaignPage(t *testing.T) {
 		t.Fatalf("no campaign page: %v; stderr %s", err, stderr)
 	}
 	good, bad := "week__good__rig__run-1", "week__bad__rig__run-1"
-	for _, want := range []string{`<a href="` + good + `/ceres/report.html">`, `<td class="mono">` + bad + `</td>`, `<span class="state failed">failed</span>`, `<svg id="cases"`} {
+	for _, want := range []string{`<a href="` + good + "/" + layout.SessionPagePath + `">`, `<td class="mono">` + bad + `</td>`, `<span class="state failed">failed</span>`, `<svg id="cases"`} {
 		if !bytes.Contains(page, []byte(want)) {
 			t.Errorf("campaign page lacks %q", want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, good, "ceres", "report.html")); err != nil {
+	if _, err := os.Stat(filepath.Join(out, good, filepath.FromSlash(layout.SessionPagePath))); err != nil {
 		t.Errorf("the linked session page is missing: %v", err)
 	}
 }

@@ -55,7 +55,7 @@ func newVerifyCmdWith(s streams, runF func(context.Context, VerifyOptions, strea
 		Use:   "verify SHARD_DIR",
 		Short: "Check that a LeRobot shard is sound",
 		Long: `Check that the LeRobot v3.0 shard in SHARD_DIR is sound: the layout and
-info.json LeRobot's loader and merge expect, the data files' schema and index
+` + layout.InfoPath + ` LeRobot's loader and merge expect, the data files' schema and index
 columns, the episodes metadata against the data and video files, tasks and
 statistics, every video frame (unless --quick), and the CERES provenance
 (stored task specifications, the ` + layout.CeresPrefix + `* columns, the task descriptors).

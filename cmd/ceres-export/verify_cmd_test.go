@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 )
 
@@ -43,7 +44,7 @@ func copyDir(t *testing.T, src string) string {
 func TestVerifyCLI(t *testing.T) {
 	good, session := verifyFixture(t)
 	damaged := copyDir(t, good)
-	if err := os.Remove(filepath.Join(damaged, "meta/stats.json")); err != nil {
+	if err := os.Remove(filepath.Join(damaged, filepath.FromSlash(layout.StatsPath))); err != nil {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(t.TempDir(), "nothing")
@@ -63,7 +64,7 @@ func TestVerifyCLI(t *testing.T) {
 			stdoutHas: []string{": sound: 0 errors", "journal"}},
 		{name: "sound shard, json", args: []string{"verify", "--json", "--quick", good}, code: exitOK, jsonSound: ptr(true), jsonCodes: []string{}},
 		{name: "findings", args: []string{"verify", damaged}, code: exitFindings,
-			stdoutHas: []string{"meta/stats.json: error layout.missing-file: missing", ": NOT SOUND: 1 errors"}},
+			stdoutHas: []string{layout.StatsPath + ": error layout.missing-file: missing", ": NOT SOUND: 1 errors"}},
 		{name: "findings, json", args: []string{"verify", "--json", damaged}, code: exitFindings, jsonSound: ptr(false), jsonCodes: []string{"layout.missing-file"}},
 		{name: "no shard", args: []string{"verify", missing}, code: exitUsage, stderrHas: []string{"cannot read"}},
 		{name: "no shard, json", args: []string{"verify", "--json", missing}, code: exitUsage, jsonSound: ptr(false), jsonCodes: []string{}},

@@ -27,7 +27,7 @@ func TestCampaignPageFromRecords(t *testing.T) {
 			if strings.HasSuffix(shardDir, tasks[1].ID) || first {
 				return nil, errors.New("encoder: out of memory")
 			}
-			if err := os.MkdirAll(filepath.Join(shardDir, "ceres"), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(shardDir, layout.CeresDir), 0o755); err != nil {
 				return nil, err
 			}
 			if err := os.WriteFile(filepath.Join(shardDir, filepath.FromSlash(layout.SessionPagePath)), []byte("<!DOCTYPE html>"), 0o644); err != nil {
@@ -50,7 +50,7 @@ func TestCampaignPageFromRecords(t *testing.T) {
 	}
 	ok, bad, never := c.Tasks[0], c.Tasks[1], c.Tasks[2]
 	if ok.State != campaign.StateSucceeded || len(ok.Attempts) != 2 || ok.Attempts[0].State != campaign.StateFailed || ok.Episodes != 7 || ok.Frames != 700 ||
-		ok.Page != tasks[0].ID+"/ceres/report.html" || ok.Attempts[1].End.Before(ok.Attempts[1].Start) || ok.Attempts[1].Start.IsZero() {
+		ok.Page != tasks[0].ID+"/"+layout.SessionPagePath || ok.Attempts[1].End.Before(ok.Attempts[1].Start) || ok.Attempts[1].Start.IsZero() {
 		t.Errorf("retried task: %+v", ok)
 	}
 	if bad.State != campaign.StateFailed || len(bad.Attempts) != 2 || bad.Error != "encoder: out of memory" || bad.Attempts[1].ExitStatus != 4 || bad.Page != "" {
@@ -69,7 +69,7 @@ func TestCampaignPageFromRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`<a href="` + tasks[0].ID + `/ceres/report.html">`, "encoder: out of memory", `<svg id="cases"`, "../merged/s"} {
+	for _, want := range []string{`<a href="` + tasks[0].ID + "/" + layout.SessionPagePath + `">`, "encoder: out of memory", `<svg id="cases"`, "../merged/s"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("OUT/index.html lacks %q", want)
 		}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // A Kubernetes Indexed Job gives each pod JOB_COMPLETION_INDEX: with the
@@ -98,7 +100,7 @@ func TestSlurmScripts(t *testing.T) {
 	o := ScriptOptions{Binary: "/opt/ceres export", Manifest: "/m/c.json", Out: "/o", Merge: "/d", ArrayCount: 2, Partition: "gpu", Time: "01:00:00", Selection: Selection{RunIDs: []string{"1"}}}
 	array := SlurmArrayScript("c", len(m.Tasks), o)
 	for _, want := range []string{"#SBATCH --array=0-1\n", "#SBATCH --partition=gpu\n", "#SBATCH --time=01:00:00\n",
-		"#SBATCH --output=/o/.slurm/logs/array-%A_%a.out\n", "exec '/opt/ceres export' batch /m/c.json -o /o --array-count 2 --run-id 1\n"} {
+		"#SBATCH --output=/o/" + layout.SlurmLogsDir + "/array-%A_%a.out\n", "exec '/opt/ceres export' batch /m/c.json -o /o --array-count 2 --run-id 1\n"} {
 		if !strings.Contains(array, want) {
 			t.Errorf("array script lacks %q:\n%s", want, array)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/ceres-robotics/ceres-export/internal/benchround"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
@@ -274,7 +275,7 @@ func BenchmarkExportRowsStage(b *testing.B) {
 	in := openRowsStageInput(b, session)
 	first := filepath.Join(dir, "first")
 	runRowsStage(b, in, first)
-	ref := readReferenceRows(b, filepath.Join(first, fmt.Sprintf("data/chunk-%03d/file-%03d.parquet", 0, 0)))
+	ref := readReferenceRows(b, filepath.Join(first, filepath.FromSlash(layout.DataPath(0, 0))))
 	var rows int64
 	for _, g := range ref.groups {
 		rows += int64(len(g))

@@ -45,7 +45,7 @@ Tasks:
 | --- | --- | --- | --- |
 {{range .Tasks}}| {{cell .ID}} | {{.Type}} | {{cell .Label}} | {{cell .Instructions}} |
 {{end}}{{if .MetadataOnly}}
-A metadata-only dataset (ceres/privacy.json): no video, no run title, description or instructions; the session id is a salted hash; the specifications are stored redacted.
+A metadata-only dataset ({{.PrivacyPath}}): no video, no run title, description or instructions; the session id is a salted hash; the specifications are stored redacted.
 {{end}}
 Attempts: {{.Fates}}. Only accepted attempts are episodes; a retried take never is.
 
@@ -53,7 +53,7 @@ Attempts: {{.Fates}}. Only accepted attempts are episodes; a retried take never 
 | --- | --- | --- | --- | --- | --- | --- | --- |
 {{range .Attempts}}| {{.Cycle}} | {{cell .Task}} | {{.Repetition}} | {{.Attempt}} | {{.Fate}} | {{if ge .Episode 0}}{{.Episode}}{{end}} | {{.Outcome}} | {{cell .Reason}} |
 {{end}}
-Every episode carries its attempt in meta/episodes (` + "`ceres/*`" + ` columns); ` + "`ceres/export-report.json`" + ` has the full export report.`))
+Every episode carries its attempt in {{.EpisodesDir}} (` + "`{{.CeresPrefix}}*`" + ` columns); ` + "`{{.ExportReportPath}}`" + ` has the full export report.`))
 
 type cardSpec struct {
 	Role, Hash, Path string
@@ -103,7 +103,9 @@ func writeCard(b *shard.Builder, rep *Report, p *plan.Plan, applied, recorded *t
 		"Episodes": rep.Episodes, "Frames": rep.Frames, "FPS": rep.FPS,
 		"Specs": specs, "Differences": rep.Spec.Differences,
 		"ProfileHash": rep.Exporter.Options.ProfileHash, "ProfilePath": layout.ProfilePath,
-		"Tasks": tasks, "Fates": strings.Join(fates, ", "), "Attempts": p.Attempts,
+		"PrivacyPath": layout.PrivacyMarkerPath, "EpisodesDir": layout.EpisodesDir, "CeresPrefix": layout.CeresPrefix,
+		"ExportReportPath": layout.ExportReportPath,
+		"Tasks":            tasks, "Fates": strings.Join(fates, ", "), "Attempts": p.Attempts,
 	}
 	var buf bytes.Buffer
 	if err := cardDescription.Execute(&buf, data); err != nil {

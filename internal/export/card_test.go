@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/profiles"
@@ -39,7 +40,7 @@ func TestCard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := os.ReadFile(filepath.Join(d, "README.md"))
+		b, err := os.ReadFile(filepath.Join(d, layout.CardPath))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,16 +81,16 @@ func TestCardMetadataOnly(t *testing.T) {
 	if _, err := Export(context.Background(), session, dest, Options{Profile: profiles.Synth(), Privacy: privacy.MetadataOnly, Salt: "salt"}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dest, "README.md"))
+	b, err := os.ReadFile(filepath.Join(dest, layout.CardPath))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, private := range []string{"synth-53", "Sample transfer", "Move each sample", "Pick one sample", "Inspect until complete", "ceres/task-specifications/"} {
+	for _, private := range []string{"synth-53", "Sample transfer", "Move each sample", "Pick one sample", "Inspect until complete", layout.SpecsDir + "/"} {
 		if strings.Contains(string(b), private) {
 			t.Errorf("metadata-only card holds %q", private)
 		}
 	}
-	if !strings.Contains(string(b), "ceres/task-specifications-redacted/") {
+	if !strings.Contains(string(b), layout.RedactedSpecsDir+"/") {
 		t.Error("metadata-only card does not point at the redacted specification")
 	}
 }

@@ -471,7 +471,7 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolv
 				if err := reuseFiles(prevDir, dir, key, old); err != nil {
 					// The old shard is not what its manifest says: encode.
 					reused = false
-					_ = os.RemoveAll(filepath.Join(dir, "videos", key))
+					_ = os.RemoveAll(filepath.Join(dir, filepath.FromSlash(layout.VideoDir(key))))
 					mu.Lock()
 					rep.Notes = append(rep.Notes, fmt.Sprintf("camera %s: the replaced shard's video is not reused (%v); encoded again", s.ID, err))
 					mu.Unlock()

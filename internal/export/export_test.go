@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
@@ -166,8 +167,8 @@ func checkShard(t *testing.T, sessionDir, dir string, rep *Report) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := readTable(t, filepath.Join(dir, "data/chunk-000/file-000.parquet"))
-	eps := readTable(t, filepath.Join(dir, "meta/episodes/chunk-000/file-000.parquet"))
+	data := readTable(t, filepath.Join(dir, filepath.FromSlash(layout.DataPath(0, 0))))
+	eps := readTable(t, filepath.Join(dir, filepath.FromSlash(layout.EpisodesPath(0, 0))))
 	fps := rep.FPS
 
 	index, epIdx, frame := data.ints(t, "index"), data.ints(t, "episode_index"), data.ints(t, "frame_index")
@@ -178,7 +179,7 @@ func checkShard(t *testing.T, sessionDir, dir string, rep *Report) {
 	imuTimes, imuIDs := sampleIDs(t, j, "imu", 0, 0)
 	gripTimes, gripIDs := sampleIDs(t, j, "gripper", 1, 0)
 
-	starts, ends := eps.ints(t, "ceres/start_ns"), eps.ints(t, "ceres/end_ns")
+	starts, ends := eps.ints(t, layout.ColStartNS), eps.ints(t, layout.ColEndNS)
 	lengths, from := eps.ints(t, "length"), eps.ints(t, "dataset_from_index")
 	if len(starts) != len(p.Episodes) {
 		t.Fatalf("%d episodes in the shard, the plan has %d accepted", len(starts), len(p.Episodes))
@@ -276,7 +277,7 @@ func TestExportRowByRow(t *testing.T) {
 				t.Errorf("salvage skipped nothing")
 			}
 			var stored map[string]any
-			b, err := os.ReadFile(filepath.Join(dest, "ceres/export-report.json"))
+			b, err := os.ReadFile(filepath.Join(dest, filepath.FromSlash(layout.ExportReportPath)))
 			if err != nil || json.Unmarshal(b, &stored) != nil {
 				t.Fatalf("export report: %v", err)
 			}
@@ -414,7 +415,7 @@ func TestFeatureMapping(t *testing.T) {
 	if !slices.Equal(rep.Features, want) {
 		t.Errorf("features %v, want %v", rep.Features, want)
 	}
-	data := readTable(t, filepath.Join(dest, "data/chunk-000/file-000.parquet"))
+	data := readTable(t, filepath.Join(dest, filepath.FromSlash(layout.DataPath(0, 0))))
 	st := data.column(t, "observation.state")
 	if len(st) == 0 || len(st[0]) != 6 {
 		t.Fatalf("observation.state rows %d width %d, want width 6", len(st), len(st[0]))

@@ -62,7 +62,7 @@ func TestReexportTextFix(t *testing.T) {
 	}
 	after := shardFiles(t, dest)
 	for name, b := range before {
-		if strings.HasPrefix(name, "videos/") && !bytes.Equal(b, after[name]) {
+		if strings.HasPrefix(name, layout.VideosDir+"/") && !bytes.Equal(b, after[name]) {
 			t.Errorf("%s changed in a text-only re-export", name)
 		}
 	}
@@ -74,7 +74,7 @@ func TestReexportTextFix(t *testing.T) {
 		t.Errorf("hashes: applied %s recorded %s; want %s and %s", rep.Spec.Hash, rep.Spec.RecordedHash, fixed.Hash(), first.Spec.Hash)
 	}
 	for _, h := range []string{rep.Spec.Hash, rep.Spec.RecordedHash} {
-		if _, ok := after["ceres/task-specifications/"+h+".json"]; !ok {
+		if _, ok := after[layout.SpecPath(h)]; !ok {
 			t.Errorf("canonical specification %s not stored", h)
 		}
 	}
@@ -85,13 +85,13 @@ func TestReexportTextFix(t *testing.T) {
 	if len(wantDiffs) != 0 {
 		t.Errorf("differences %+v miss %v", rep.Spec.Differences, wantDiffs)
 	}
-	eps := readTable(t, filepath.Join(dest, "meta/episodes/chunk-000/file-000.parquet"))
-	hashes := eps.Column(eps.Schema().FieldIndices("ceres/task_specification/hash")[0]).Data().Chunks()[0].String()
-	recorded := eps.Column(eps.Schema().FieldIndices("ceres/task_specification/recorded_hash")[0]).Data().Chunks()[0].String()
+	eps := readTable(t, filepath.Join(dest, filepath.FromSlash(layout.EpisodesPath(0, 0))))
+	hashes := eps.Column(eps.Schema().FieldIndices(layout.ColSpecHash)[0]).Data().Chunks()[0].String()
+	recorded := eps.Column(eps.Schema().FieldIndices(layout.ColRecordedSpecHash)[0]).Data().Chunks()[0].String()
 	if !strings.Contains(hashes, fixed.Hash()) || strings.Contains(hashes, first.Spec.Hash) || !strings.Contains(recorded, first.Spec.Hash) {
 		t.Errorf("episode hashes %s recorded %s", hashes, recorded)
 	}
-	tasks := readTable(t, filepath.Join(dest, "meta/tasks.parquet"))
+	tasks := readTable(t, filepath.Join(dest, filepath.FromSlash(layout.TasksPath)))
 	if s := tasks.Column(tasks.Schema().FieldIndices("task")[0]).Data().Chunks()[0].String(); !strings.Contains(s, "Pick exactly one sample") {
 		t.Errorf("tasks %s lack the corrected instructions", s)
 	}

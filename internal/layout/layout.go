@@ -67,6 +67,11 @@ func EpisodesPath(chunk, file int) string {
 	return fmt.Sprintf("%s/chunk-%03d/file-%03d.parquet", EpisodesDir, chunk, file)
 }
 
+// ChunkFilePattern matches the chunk and file part of a data, video or
+// episode-metadata file's path, "chunk-CCC/file-FFF" (the groups are the
+// indices), before its extension.
+const ChunkFilePattern = `chunk-(\d{3,})/file-(\d{3,})`
+
 // VideoExt and ParquetExt end a video file's and a Parquet file's name.
 const (
 	VideoExt   = ".mp4"
@@ -293,9 +298,9 @@ type EpisodeColumn struct {
 	// Merged marks a column only a merged dataset has (ceres/source/*),
 	// held in CeresEpisode.Source.
 	Merged bool
-	// field returns a pointer to the value in e: *string, *int64, or for a
+	// Field returns a pointer to the value in e: *string, *int64, or for a
 	// Null column **string, **int64. e.Source is non-nil for Merged.
-	field func(e *CeresEpisode) any
+	Field func(e *CeresEpisode) any
 }
 
 // CeresPrefix begins every CERES column name.
@@ -330,27 +335,27 @@ const (
 // EpisodeColumns are the ceres/* columns in the order they follow
 // LeRobot's; the Merged ones come last and only in a merged dataset.
 var EpisodeColumns = []EpisodeColumn{
-	{Name: ColSessionID, Dtype: lerobot.String, field: func(e *CeresEpisode) any { return &e.SessionID }},
-	{Name: ColTaskID, Dtype: lerobot.String, field: func(e *CeresEpisode) any { return &e.TaskID }},
-	{Name: ColTaskLabel, Dtype: lerobot.String, field: func(e *CeresEpisode) any { return &e.TaskLabel }},
-	{Name: ColTaskType, Dtype: lerobot.String, field: func(e *CeresEpisode) any { return &e.TaskType }},
-	{Name: ColTaskDescriptorID, Dtype: lerobot.String, field: func(e *CeresEpisode) any { return &e.TaskDescriptorID }},
-	{Name: ColCycle, Dtype: lerobot.Int64, field: func(e *CeresEpisode) any { return &e.Cycle }},
-	{Name: ColRepetition, Dtype: lerobot.Int64, field: func(e *CeresEpisode) any { return &e.Repetition }},
-	{Name: ColAttempt, Dtype: lerobot.Int64, field: func(e *CeresEpisode) any { return &e.Attempt }},
-	{Name: ColOutcome, Dtype: lerobot.String, Null: true, field: func(e *CeresEpisode) any { return &e.Outcome }},
-	{Name: ColStartNS, Dtype: lerobot.Int64, field: func(e *CeresEpisode) any { return &e.StartNS }},
-	{Name: ColEndNS, Dtype: lerobot.Int64, field: func(e *CeresEpisode) any { return &e.EndNS }},
-	{Name: ColSpecVersion, Dtype: lerobot.Int64, field: func(e *CeresEpisode) any { return &e.SpecVersion }},
-	{Name: ColSpecHash, Dtype: lerobot.String, field: func(e *CeresEpisode) any { return &e.SpecHash }},
-	{Name: ColRecordedSpecHash, Dtype: lerobot.String, field: func(e *CeresEpisode) any { return &e.RecordedSpecHash }},
+	{Name: ColSessionID, Dtype: lerobot.String, Field: func(e *CeresEpisode) any { return &e.SessionID }},
+	{Name: ColTaskID, Dtype: lerobot.String, Field: func(e *CeresEpisode) any { return &e.TaskID }},
+	{Name: ColTaskLabel, Dtype: lerobot.String, Field: func(e *CeresEpisode) any { return &e.TaskLabel }},
+	{Name: ColTaskType, Dtype: lerobot.String, Field: func(e *CeresEpisode) any { return &e.TaskType }},
+	{Name: ColTaskDescriptorID, Dtype: lerobot.String, Field: func(e *CeresEpisode) any { return &e.TaskDescriptorID }},
+	{Name: ColCycle, Dtype: lerobot.Int64, Field: func(e *CeresEpisode) any { return &e.Cycle }},
+	{Name: ColRepetition, Dtype: lerobot.Int64, Field: func(e *CeresEpisode) any { return &e.Repetition }},
+	{Name: ColAttempt, Dtype: lerobot.Int64, Field: func(e *CeresEpisode) any { return &e.Attempt }},
+	{Name: ColOutcome, Dtype: lerobot.String, Null: true, Field: func(e *CeresEpisode) any { return &e.Outcome }},
+	{Name: ColStartNS, Dtype: lerobot.Int64, Field: func(e *CeresEpisode) any { return &e.StartNS }},
+	{Name: ColEndNS, Dtype: lerobot.Int64, Field: func(e *CeresEpisode) any { return &e.EndNS }},
+	{Name: ColSpecVersion, Dtype: lerobot.Int64, Field: func(e *CeresEpisode) any { return &e.SpecVersion }},
+	{Name: ColSpecHash, Dtype: lerobot.String, Field: func(e *CeresEpisode) any { return &e.SpecHash }},
+	{Name: ColRecordedSpecHash, Dtype: lerobot.String, Field: func(e *CeresEpisode) any { return &e.RecordedSpecHash }},
 
-	{Name: ColSourceIndex, Dtype: lerobot.Int64, Merged: true, field: func(e *CeresEpisode) any { return &e.Source.Index }},
-	{Name: ColSourceName, Dtype: lerobot.String, Merged: true, field: func(e *CeresEpisode) any { return &e.Source.Name }},
-	{Name: ColSourceReportSHA256, Dtype: lerobot.String, Merged: true, field: func(e *CeresEpisode) any { return &e.Source.ReportSHA256 }},
-	{Name: ColSourceEpisodeIndex, Dtype: lerobot.Int64, Merged: true, field: func(e *CeresEpisode) any { return &e.Source.EpisodeIndex }},
-	{Name: ColSourceCampaignTaskID, Dtype: lerobot.String, Null: true, Merged: true, field: func(e *CeresEpisode) any { return &e.Source.CampaignTaskID }},
-	{Name: ColSourceCampaignAttempt, Dtype: lerobot.Int64, Null: true, Merged: true, field: func(e *CeresEpisode) any { return &e.Source.CampaignAttempt }},
+	{Name: ColSourceIndex, Dtype: lerobot.Int64, Merged: true, Field: func(e *CeresEpisode) any { return &e.Source.Index }},
+	{Name: ColSourceName, Dtype: lerobot.String, Merged: true, Field: func(e *CeresEpisode) any { return &e.Source.Name }},
+	{Name: ColSourceReportSHA256, Dtype: lerobot.String, Merged: true, Field: func(e *CeresEpisode) any { return &e.Source.ReportSHA256 }},
+	{Name: ColSourceEpisodeIndex, Dtype: lerobot.Int64, Merged: true, Field: func(e *CeresEpisode) any { return &e.Source.EpisodeIndex }},
+	{Name: ColSourceCampaignTaskID, Dtype: lerobot.String, Null: true, Merged: true, Field: func(e *CeresEpisode) any { return &e.Source.CampaignTaskID }},
+	{Name: ColSourceCampaignAttempt, Dtype: lerobot.Int64, Null: true, Merged: true, Field: func(e *CeresEpisode) any { return &e.Source.CampaignAttempt }},
 }
 
 // Get returns the column's value in e: a string or int64, or nil for a
@@ -360,7 +365,7 @@ func (c EpisodeColumn) Get(e *CeresEpisode) any {
 	if c.Merged && e.Source == nil {
 		return nil
 	}
-	switch p := c.field(e).(type) {
+	switch p := c.Field(e).(type) {
 	case *string:
 		return *p
 	case *int64:
@@ -386,7 +391,7 @@ func (c EpisodeColumn) Set(e *CeresEpisode, v any) bool {
 	if c.Merged && e.Source == nil {
 		e.Source = &EpisodeSource{}
 	}
-	switch p := c.field(e).(type) {
+	switch p := c.Field(e).(type) {
 	case *string:
 		s, ok := v.(string)
 		*p = s

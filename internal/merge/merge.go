@@ -252,7 +252,7 @@ func checkDuplicates(sources []*source) error {
 		}
 		seenDirs = append(seenDirs, s)
 		if prev, ok := seenReport[s.reportSHA]; ok {
-			return fmt.Errorf("%w: shard %s is the same shard as %s (identical ceres/export-report.json)", ErrUsage, s.dir, prev)
+			return fmt.Errorf("%w: shard %s is the same shard as %s (identical %s)", ErrUsage, s.dir, prev, layout.ExportReportPath)
 		}
 		seenReport[s.reportSHA] = s.dir
 	}

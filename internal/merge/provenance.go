@@ -155,7 +155,7 @@ func contentDigest(ctx context.Context, dir string) (string, error) {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
-		if strings.HasSuffix(rel, ".mp4") {
+		if strings.HasSuffix(rel, layout.VideoExt) {
 			st, err := os.Stat(p)
 			if err != nil {
 				return "", fmt.Errorf("content digest of %s: %w", dir, err)

@@ -29,10 +29,10 @@ func destinationFixture(t *testing.T) string {
 		"home/.bashrc":                              "x",
 		"home/notes.txt":                            "y",
 		"lerobot/content":                           "{}", // a dataset some other tool wrote
-		"lerobot/ceres/report":                      "{}",
+		"lerobot/" + layout.CeresDir + "/report":    "{}",
 		"foreign-marker/" + layout.OutputMarkerPath: `{"tool":"other","kind":"shard"}`,
 		"bad-marker/" + layout.OutputMarkerPath:     "not json",
-		"linked-marker/ceres/x":                     "{}",
+		"linked-marker/" + layout.CeresDir + "/x":   "{}",
 		"file.parquet":                              "PAR1",
 		"realparent/keep":                           "",
 		"session2/journal/000001.cjl":               "journal",

@@ -201,7 +201,7 @@ func TestThumbnailsComeFromExportedVideo(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := map[int]uint32{} // frame in file → code (all episodes are in file 0 here)
-		path := filepath.Join(f.shard, "videos", feature, "chunk-000", "file-000.mp4")
+		path := filepath.Join(f.shard, filepath.FromSlash(layout.VideoPath(feature, 0, 0)))
 		err = video.DecodeEach(context.Background(), path, func(df video.DecodedFrame) error {
 			if code, ok := video.ReadCode(df.Frame); ok {
 				want[df.Index] = code

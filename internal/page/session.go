@@ -402,7 +402,7 @@ func episodeRows(ctx context.Context, r *export.Result, cams map[string]video.Ca
 	for k, s := range streams {
 		res := cams[s]
 		if len(res.Episodes) != len(p.Episodes) {
-			return nil, nil, fmt.Errorf("report: camera %s has %d episodes in ceres/videos.json, the plan %d", s, len(res.Episodes), len(p.Episodes))
+			return nil, nil, fmt.Errorf("report: camera %s has %d episodes in %s, the plan %d", s, len(res.Episodes), layout.VideosPath, len(p.Episodes))
 		}
 		feature := r.Report.Cameras[s].Feature
 		g.Go(func() error {

@@ -3,15 +3,12 @@ package shard
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"text/template"
-)
 
-// CardPath is where the dataset card lives: README.md at the shard root,
-// the file the Hugging Face Hub shows and LeRobot's push_to_hub writes.
-const CardPath = "README.md"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+)
 
 // Card is what a dataset card says beside LeRobot's own template.
 type Card struct {
@@ -39,7 +36,7 @@ tags:
 {{range .Tags}}- {{yamlString .}}
 {{end}}configs:
 - config_name: default
-  data_files: data/*/*.parquet
+  data_files: {{.DataFiles}}
 ---
 
 This dataset was created using [LeRobot](https://github.com/huggingface/lerobot).
@@ -56,7 +53,7 @@ This dataset was created using [LeRobot](https://github.com/huggingface/lerobot)
 
 ## Dataset Structure
 
-[meta/info.json](meta/info.json):
+[{{.InfoPath}}]({{.InfoPath}}):
 ` + "```json\n{{.Info}}\n```" + `
 
 
@@ -85,7 +82,8 @@ func yamlString(s string) string {
 	return strconv.QuoteToASCII(s)
 }
 
-// WriteCard writes the dataset card, README.md, after Finish: LeRobot's
+// WriteCard writes the dataset card (layout.CardPath, the file the Hugging
+// Face Hub shows and LeRobot's push_to_hub writes) after Finish: LeRobot's
 // card around c and the shard's info.json.
 func (b *Builder) WriteCard(c Card) error {
 	if !b.finished || b.err != nil {
@@ -93,16 +91,16 @@ func (b *Builder) WriteCard(c Card) error {
 	}
 	info, err := marshalPyJSON(b.infoJSON(), 4, true)
 	if err != nil {
-		return fmt.Errorf("shard: %s: %w", CardPath, err)
+		return fmt.Errorf("shard: %s: %w", layout.CardPath, err)
 	}
 	var buf bytes.Buffer
 	if err := cardTemplate.Execute(&buf, struct {
 		Card
-		Info string
-	}{c, string(info)}); err != nil {
-		return fmt.Errorf("shard: %s: %w", CardPath, err)
+		Info, InfoPath, DataFiles string
+	}{c, string(info), layout.InfoPath, layout.DataDir + "/*/*" + layout.ParquetExt}); err != nil {
+		return fmt.Errorf("shard: %s: %w", layout.CardPath, err)
 	}
-	if err := writeFileSync(filepath.Join(b.dir, CardPath), buf.Bytes()); err != nil {
+	if err := writeFileSync(b.path(layout.CardPath), buf.Bytes()); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
@@ -74,31 +76,31 @@ func buildLeRobotReferenceTwin(t *testing.T, dir string) {
 // row; and the episodes columns LeRobot writes, in its order.
 func TestMatchesLeRobotReference(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(filepath.Join(referenceDir, "info.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(referenceDir, path.Base(layout.InfoPath))); err != nil {
 		testenv.Missing(t, "no LeRobot reference output (tests/conformance/reference is part of the repository): %v", err)
 	}
 	dir := t.TempDir()
 	buildLeRobotReferenceTwin(t, dir)
 
-	if got, want := readFile(t, filepath.Join(dir, "meta/info.json")), readFile(t, filepath.Join(referenceDir, "info.json")); got != want {
-		t.Errorf("info.json differs from LeRobot's:\n%s", firstDiff(want, got))
+	if got, want := readFile(t, filepath.Join(dir, filepath.FromSlash(layout.InfoPath))), readFile(t, filepath.Join(referenceDir, path.Base(layout.InfoPath))); got != want {
+		t.Errorf("%s differs from LeRobot's:\n%s", layout.InfoPath, firstDiff(want, got))
 	}
 
 	var gotStats, wantStats map[string]map[string]any
-	mustJSON(t, readFile(t, filepath.Join(dir, "meta/stats.json")), &gotStats)
-	mustJSON(t, readFile(t, filepath.Join(referenceDir, "stats.json")), &wantStats)
+	mustJSON(t, readFile(t, filepath.Join(dir, filepath.FromSlash(layout.StatsPath))), &gotStats)
+	mustJSON(t, readFile(t, filepath.Join(referenceDir, path.Base(layout.StatsPath))), &wantStats)
 	if len(gotStats) != len(wantStats) {
-		t.Errorf("stats.json has %d features, LeRobot %d", len(gotStats), len(wantStats))
+		t.Errorf("%s has %d features, LeRobot %d", layout.StatsPath, len(gotStats), len(wantStats))
 	}
 	for feat, ws := range wantStats {
 		for stat, wv := range ws {
-			compareStat(t, "stats.json "+feat+"/"+stat, stat, gotStats[feat][stat], wv, ws)
+			compareStat(t, layout.StatsPath+" "+feat+"/"+stat, stat, gotStats[feat][stat], wv, ws)
 		}
 	}
 
 	// Data rows.
-	tbl, _ := readArrowTable(t, filepath.Join(dir, "data/chunk-000/file-000.parquet"))
-	wantRows := referenceRows(t, "data__chunk-000__file-000.parquet.txt")
+	tbl, _ := readArrowTable(t, filepath.Join(dir, filepath.FromSlash(layout.DataPath(0, 0))))
+	wantRows := referenceRows(t, referenceDump(layout.DataPath(0, 0)))
 	if int(tbl.NumRows()) != len(wantRows) {
 		t.Fatalf("%d data rows, LeRobot %d", tbl.NumRows(), len(wantRows))
 	}
@@ -113,16 +115,16 @@ func TestMatchesLeRobotReference(t *testing.T) {
 	}
 
 	// Episodes metadata: LeRobot's columns in LeRobot's order, then ours.
-	etbl, _ := readArrowTable(t, filepath.Join(dir, "meta/episodes/chunk-000/file-000.parquet"))
-	wantEps := referenceRows(t, "meta__episodes__chunk-000__file-000.parquet.txt")
-	wantCols := referenceColumnOrder(t, "meta__episodes__chunk-000__file-000.parquet.txt")
+	etbl, _ := readArrowTable(t, filepath.Join(dir, filepath.FromSlash(layout.EpisodesPath(0, 0))))
+	wantEps := referenceRows(t, referenceDump(layout.EpisodesPath(0, 0)))
+	wantCols := referenceColumnOrder(t, referenceDump(layout.EpisodesPath(0, 0)))
 	for i, name := range wantCols {
 		if got := etbl.Schema().Field(i).Name; got != name {
 			t.Fatalf("episodes column %d: %s, LeRobot %s", i, got, name)
 		}
 	}
 	for i := len(wantCols); i < int(etbl.NumCols()); i++ {
-		if name := etbl.Schema().Field(i).Name; !strings.HasPrefix(name, "ceres/") {
+		if name := etbl.Schema().Field(i).Name; !strings.HasPrefix(name, layout.CeresPrefix) {
 			t.Errorf("extra episodes column %s", name)
 		}
 	}
@@ -317,3 +319,7 @@ func jsonRoundTrip(t *testing.T, v any) any {
 	mustJSON(t, string(b), &out)
 	return out
 }
+
+// referenceDump is the name of the reference's dump of dataset file rel:
+// its path with "/" written "__", and ".txt".
+func referenceDump(rel string) string { return strings.ReplaceAll(rel, "/", "__") + ".txt" }

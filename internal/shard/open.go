@@ -414,7 +414,7 @@ func (d *Dataset) Tasks(ctx context.Context) ([]string, error) {
 	return tasks, nil
 }
 
-var episodesFileRe = regexp.MustCompile(`^chunk-\d{3,}/file-\d{3,}\.parquet$`)
+var episodesFileRe = regexp.MustCompile(`^` + layout.ChunkFilePattern + regexp.QuoteMeta(layout.ParquetExt) + `$`)
 
 // Episodes reads every meta/episodes file in path order. Episodes must be
 // numbered from 0 and their rows follow one another.

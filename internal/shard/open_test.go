@@ -115,7 +115,7 @@ func TestBuilderRefusesUnknownCeresFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rel := range []string{layout.CeresDir + "/notes.json", layout.SpecsDir, layout.ExportReportPath + "/../x.json", "meta/extra.json"} {
+	for _, rel := range []string{layout.CeresDir + "/notes.json", layout.SpecsDir, layout.ExportReportPath + "/../x.json", layout.EpisodesDir + "/extra.json"} {
 		if err := b.WriteCeresFile(rel, []byte("{}")); err == nil {
 			t.Errorf("WriteCeresFile(%q) succeeded", rel)
 		}

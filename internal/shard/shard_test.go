@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -152,7 +153,7 @@ func TestDataReadBack(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir, fixtureOptions)
-	tbl, rdr := readArrowTable(t, filepath.Join(dir, "data/chunk-000/file-000.parquet"))
+	tbl, rdr := readArrowTable(t, filepath.Join(dir, filepath.FromSlash(layout.DataPath(0, 0))))
 
 	wantTypes := []struct{ name, typ string }{
 		{"observation.state", "fixed_size_list<item: float32>[3]"},
@@ -347,7 +348,7 @@ func TestArrowSchemaDrift(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Independent check: arrow-go's schema equals the features' Arrow fields.
-			tbl, _ := readArrowTable(t, filepath.Join(dir, "data/chunk-000/file-000.parquet"))
+			tbl, _ := readArrowTable(t, filepath.Join(dir, filepath.FromSlash(layout.DataPath(0, 0))))
 			for i, f := range dataColumns(feats) {
 				want := arrowField(f)
 				got := tbl.Schema().Field(i)
@@ -374,7 +375,7 @@ func TestTasksParquet(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir, fixtureOptions)
-	tbl, rdr := readArrowTable(t, filepath.Join(dir, "meta/tasks.parquet"))
+	tbl, rdr := readArrowTable(t, filepath.Join(dir, filepath.FromSlash(layout.TasksPath)))
 	if tbl.NumRows() != 2 {
 		t.Fatalf("%d tasks, want 2", tbl.NumRows())
 	}
@@ -414,7 +415,7 @@ func TestEpisodesParquet(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir, fixtureOptions)
-	tbl, _ := readArrowTable(t, filepath.Join(dir, "meta/episodes/chunk-000/file-000.parquet"))
+	tbl, _ := readArrowTable(t, filepath.Join(dir, filepath.FromSlash(layout.EpisodesPath(0, 0))))
 	col := func(name string) int {
 		idx := tbl.Schema().FieldIndices(name)
 		if len(idx) != 1 {
@@ -430,25 +431,25 @@ func TestEpisodesParquet(t *testing.T) {
 		}{
 			{"episode_index", int64(e)}, {"length", int64(n)},
 			{"dataset_from_index", from}, {"dataset_to_index", from + int64(n)},
-			{"data/chunk_index", int64(0)}, {"data/file_index", int64(0)},
-			{"ceres/cycle", int64(e)}, {"ceres/session_id", "session-1"},
-			{"ceres/task_specification/version", int64(1)},
+			{layout.ColDataChunkIndex, int64(0)}, {layout.ColDataFileIndex, int64(0)},
+			{layout.ColCycle, int64(e)}, {layout.ColSessionID, "session-1"},
+			{layout.ColSpecVersion, int64(1)},
 		} {
 			if got := scalarValue(tbl, col(c.name), e); got != c.want {
 				t.Errorf("episode %d %s: %v, want %v", e, c.name, got, c.want)
 			}
 		}
 		from += int64(n)
-		arr, i := locate(tbl, col("ceres/outcome"), e)
+		arr, i := locate(tbl, col(layout.ColOutcome), e)
 		if wantNull := e != 2; arr.IsNull(i) != wantNull {
 			t.Errorf("episode %d ceres/outcome null=%v, want %v", e, arr.IsNull(i), wantNull)
 		}
 	}
-	f, _ := tbl.Schema().FieldsByName("ceres/outcome")
+	f, _ := tbl.Schema().FieldsByName(layout.ColOutcome)
 	if !f[0].Nullable {
-		t.Error("ceres/outcome is not nullable")
+		t.Errorf("%s is not nullable", layout.ColOutcome)
 	}
-	arr, _ := locate(tbl, col("videos/observation.images.front/to_timestamp"), 2)
+	arr, _ := locate(tbl, col(layout.VideoColumn("observation.images.front", layout.VideoToTimestamp)), 2)
 	if got := arr.(*array.Float64).Value(2); got != 2.0 {
 		t.Errorf("to_timestamp of episode 2: %v, want 2.0", got)
 	}
@@ -461,12 +462,12 @@ func TestGolden(t *testing.T) {
 	dir := t.TempDir()
 	buildFixture(t, dir, fixtureOptions)
 	for _, g := range []struct{ golden, content string }{
-		{"info.json", readFile(t, filepath.Join(dir, "meta/info.json"))},
-		{"stats.json", readFile(t, filepath.Join(dir, "meta/stats.json"))},
-		{"export-report.json", readFile(t, filepath.Join(dir, "ceres/export-report.json"))},
-		{"data-schema.txt", dumpParquet(t, filepath.Join(dir, "data/chunk-000/file-000.parquet"))},
-		{"tasks-schema.txt", dumpParquet(t, filepath.Join(dir, "meta/tasks.parquet"))},
-		{"episodes-schema.txt", dumpParquet(t, filepath.Join(dir, "meta/episodes/chunk-000/file-000.parquet"))},
+		{path.Base(layout.InfoPath), readFile(t, filepath.Join(dir, filepath.FromSlash(layout.InfoPath)))},
+		{path.Base(layout.StatsPath), readFile(t, filepath.Join(dir, filepath.FromSlash(layout.StatsPath)))},
+		{path.Base(layout.ExportReportPath), readFile(t, filepath.Join(dir, filepath.FromSlash(layout.ExportReportPath)))},
+		{"data-schema.txt", dumpParquet(t, filepath.Join(dir, filepath.FromSlash(layout.DataPath(0, 0))))},
+		{"tasks-schema.txt", dumpParquet(t, filepath.Join(dir, filepath.FromSlash(layout.TasksPath)))},
+		{"episodes-schema.txt", dumpParquet(t, filepath.Join(dir, filepath.FromSlash(layout.EpisodesPath(0, 0))))},
 	} {
 		path := filepath.Join("testdata", "golden", g.golden)
 		if *update {
@@ -744,7 +745,7 @@ func TestWorkersDoNotChangeOutput(t *testing.T) {
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, readFile(t, filepath.Join(dir, "data/chunk-000/file-000.parquet")))
+		files = append(files, readFile(t, filepath.Join(dir, filepath.FromSlash(layout.DataPath(0, 0)))))
 	}
 	if files[0] != files[1] {
 		t.Error("data file differs between 1 and 3 workers")
