@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 )
 
@@ -25,6 +26,13 @@ type checker struct {
 	specs    map[string][]byte     // stored specifications by hash (name)
 	videos   map[string]*videoFile // by shard-relative path; nil when the video check did not run
 	profile  *profile.Profile      // ceres/profile.json; nil when absent or unusable
+
+	// ceresColumns are the ceres/* episode columns every dataset has and
+	// their Arrow types, nullCeres those that may be null, and
+	// sourceColumns a merged dataset's ceres/source/* columns: the layout's,
+	// as it is when the check starts (ceresColumnTypes).
+	ceresColumns, sourceColumns map[string]arrow.DataType
+	nullCeres                   map[string]bool
 
 	// journalRows are the episodes compared with Options.Journal (in a
 	// merged dataset those of that session) and journalReport the export

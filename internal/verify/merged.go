@@ -47,17 +47,14 @@ type mergeReport struct {
 	} `json:"videos"`
 }
 
-// sourceColumns are the ceres/source/* episode columns of a merged dataset.
-var sourceColumns, _ = ceresColumnTypes(true)
-
 // isMerged reports whether the dataset is a merged one.
 func (c *checker) isMerged() bool { return slices.Contains(c.files, mergeReportPath) }
 
 // episodeSourceOf returns the ceres/source/* values of an episode row
 // (string, int64 or nil).
-func episodeSourceOf(er *episodeRow) map[string]any {
+func (c *checker) episodeSourceOf(er *episodeRow) map[string]any {
 	out := map[string]any{}
-	for name, typ := range sourceColumns {
+	for name, typ := range c.sourceColumns {
 		a := er.table.col(name)
 		if a == nil || !arrow.TypeEqual(a.DataType(), typ) || a.IsNull(er.tableRow) {
 			out[name] = nil
@@ -142,7 +139,7 @@ func (c *checker) checkMerged() {
 	}
 	for _, er := range c.episodes.Rows {
 		epi := er.EpisodeIndex
-		src := episodeSourceOf(er)
+		src := c.episodeSourceOf(er)
 		idx, ok := src[layout.ColSourceIndex].(int64)
 		if !ok || idx < 0 || idx >= int64(len(r.Sources)) {
 			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/index is %s; want a source of %s (0..%d)", jsonText(src[layout.ColSourceIndex]), mergeReportPath, len(r.Sources)-1)
@@ -190,7 +187,7 @@ func (c *checker) sessionRows(id string) ([]*episodeRow, string) {
 			continue
 		}
 		rows = append(rows, er)
-		if idx, ok := episodeSourceOf(er)[layout.ColSourceIndex].(int64); ok && report == "" {
+		if idx, ok := c.episodeSourceOf(er)[layout.ColSourceIndex].(int64); ok && report == "" {
 			report = sourceReportPath(int(idx))
 		}
 	}

@@ -113,19 +113,14 @@ func (c *checker) requiredEpisodeColumns() map[string]arrow.DataType {
 		cols[layout.VideoColumn(v.Name, layout.VideoFromTimestamp)] = arrow.PrimitiveTypes.Float64
 		cols[layout.VideoColumn(v.Name, layout.VideoToTimestamp)] = arrow.PrimitiveTypes.Float64
 	}
-	for k, v := range ceresColumns {
+	for k, v := range c.ceresColumns {
 		cols[k] = v
 	}
 	return cols
 }
 
-// ceresColumns are the ceres/* episode columns every dataset has
-// (docs/export-semantics.md, "Provenance"), as the layout declares them,
-// with the Arrow type verify's reader expects of each; nullCeres are those
-// that may be null.
-var ceresColumns, nullCeres = ceresColumnTypes(false)
-
-// ceresColumnTypes maps the layout's ceres/* columns (merged: only those of
+// ceresColumnTypes maps the layout's ceres/* columns (the
+// docs/export-semantics.md "Provenance" ones) (merged: only those of
 // a merged dataset, else only the others) to their Arrow types, and says
 // which may be null.
 func ceresColumnTypes(merged bool) (map[string]arrow.DataType, map[string]bool) {
@@ -155,7 +150,7 @@ func (c *checker) checkEpisodeSchema(rel string, t *pqTable) bool {
 	for _, name := range slices.Sorted(maps.Keys(req)) {
 		want := req[name]
 		a := t.col(name)
-		_, isCeres := ceresColumns[name]
+		_, isCeres := c.ceresColumns[name]
 		code, typeCode := "episodes.missing-column", "episodes.column-type"
 		if isCeres {
 			code, typeCode = "ceres.missing-column", "ceres.column-type"
@@ -171,7 +166,7 @@ func (c *checker) checkEpisodeSchema(rel string, t *pqTable) bool {
 			if !isCeres {
 				ok = false
 			}
-		case a.NullN() > 0 && !nullCeres[name]:
+		case a.NullN() > 0 && !c.nullCeres[name]:
 			c.errorf(code, rel, loc{}, "column %q has %d nulls", name, a.NullN())
 			if !isCeres {
 				ok = false
@@ -226,7 +221,7 @@ func (c *checker) episodeRowAt(rel string, t *pqTable, i int) *episodeRow {
 		p := "videos/" + v.Name + "/"
 		er.Videos[v.Name] = &videoRef{Chunk: i64(p + "chunk_index"), File: i64(p + "file_index"), From: f64(p + "from_timestamp"), To: f64(p + "to_timestamp")}
 	}
-	for name, typ := range ceresColumns {
+	for name, typ := range c.ceresColumns {
 		a := t.col(name)
 		if a == nil || !arrow.TypeEqual(a.DataType(), typ) || a.IsNull(i) {
 			er.Ceres[name] = nil

@@ -196,6 +196,8 @@ func Shard(ctx context.Context, dir string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("%w shard %s: %w", ErrUnreadable, dir, err)
 	}
 	c := &checker{ctx: ctx, dir: dir, opts: opts, res: &Result{Dir: dir}, counts: map[string]int{}}
+	c.ceresColumns, c.nullCeres = ceresColumnTypes(false)
+	c.sourceColumns, _ = ceresColumnTypes(true)
 	if err := c.run(); err != nil {
 		return nil, err
 	}
