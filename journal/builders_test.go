@@ -126,8 +126,8 @@ func writeSession(t testing.TB, opts WriterOptions, steps []step) string {
 // segHeader returns a segment header for sequence number seq.
 func segHeader(seq uint32) []byte {
 	h := make([]byte, SegmentHeaderSize)
-	copy(h, SegmentMagic)
-	binary.LittleEndian.PutUint32(h[8:], FormatVersion)
+	copy(h, segmentMagic)
+	binary.LittleEndian.PutUint32(h[8:], formatVersion)
 	binary.LittleEndian.PutUint32(h[12:], seq)
 	return h
 }
@@ -158,7 +158,7 @@ func jsonFrame(t testing.TB, typ uint8, v any) []byte {
 
 // samplesPayload builds a SAMPLES payload by hand.
 func samplesPayload(stream uint16, enc, reserved uint8, n uint32, body []byte) []byte {
-	p := make([]byte, SamplesHeaderSize, SamplesHeaderSize+len(body))
+	p := make([]byte, samplesHeaderSize, samplesHeaderSize+len(body))
 	binary.LittleEndian.PutUint16(p, stream)
 	p[2] = enc
 	p[3] = reserved

@@ -102,12 +102,12 @@ import "strconv"
 
 // Wire format, never change. Sizes are derived from each other.
 const (
-	// SegmentMagic opens every segment file.
-	SegmentMagic = "CERESJNL"
-	// FormatVersion is the journal format version this package reads and writes.
-	FormatVersion = 1
+	// segmentMagic opens every segment file.
+	segmentMagic = "CERESJNL"
+	// formatVersion is the journal format version this package reads and writes.
+	formatVersion = 1
 
-	segmentMagicSize    = 8 // len(SegmentMagic)
+	segmentMagicSize    = 8 // len(segmentMagic)
 	segmentVersionSize  = 4
 	segmentSequenceSize = 4
 	// SegmentHeaderSize is the size of a segment header: magic, version, sequence.
@@ -133,13 +133,13 @@ const (
 	samplesEncodingSize = 1
 	samplesReservedSize = 1
 	samplesCountSize    = 4
-	// SamplesHeaderSize is the size of a SAMPLES payload before its body.
-	SamplesHeaderSize = samplesStreamSize + samplesEncodingSize + samplesReservedSize + samplesCountSize
+	// samplesHeaderSize is the size of a SAMPLES payload before its body.
+	samplesHeaderSize = samplesStreamSize + samplesEncodingSize + samplesReservedSize + samplesCountSize
 	sampleTimeSize    = 8
 
-	// EncodingRaw and EncodingZstd are the SAMPLES body encodings.
-	EncodingRaw  = 0
-	EncodingZstd = 1
+	// encodingRaw and encodingZstd are the SAMPLES body encodings.
+	encodingRaw  = 0
+	encodingZstd = 1
 )
 
 // MaxSamplesBody is the largest raw SAMPLES body, in bytes, this package
@@ -153,9 +153,9 @@ const MaxSamplesBody = 1 << 30
 // SchemaName is the value of SESSION.schema.
 const SchemaName = "ceres-journal"
 
-// RecordName returns the name of record type typ ("SESSION", "SAMPLES", ...),
+// recordName returns the name of record type typ ("SESSION", "SAMPLES", ...),
 // or "type N" for a type this format does not define.
-func RecordName(typ uint8) string {
+func recordName(typ uint8) string {
 	switch typ {
 	case TypeSession:
 		return "SESSION"

@@ -78,11 +78,11 @@ func le32(b []byte) uint32 {
 // exactly n times, non-decreasing, and fields of the declared sizes.
 func FuzzDecodeSamples(f *testing.F) {
 	streams := testSession().Streams
-	f.Add(samplesPayload(0, EncodingRaw, 0, 3, rawImuBody(0, 3)))
-	f.Add(samplesPayload(0, EncodingZstd, 0, 2, zstdBody(f, rawImuBody(3, 2))))
-	f.Add(samplesPayload(0, EncodingZstd, 0, 200, zstdBody(f, make([]byte, 200*24))))
-	f.Add(samplesPayload(1, EncodingRaw, 0, 1, rawImuBody(0, 1)))
-	f.Add(samplesPayload(0, EncodingRaw, 0, 0xffffffff, nil))
+	f.Add(samplesPayload(0, encodingRaw, 0, 3, rawImuBody(0, 3)))
+	f.Add(samplesPayload(0, encodingZstd, 0, 2, zstdBody(f, rawImuBody(3, 2))))
+	f.Add(samplesPayload(0, encodingZstd, 0, 200, zstdBody(f, make([]byte, 200*24))))
+	f.Add(samplesPayload(1, encodingRaw, 0, 1, rawImuBody(0, 1)))
+	f.Add(samplesPayload(0, encodingRaw, 0, 0xffffffff, nil))
 	f.Add([]byte{0, 0, 1})
 	layouts, err := sensorLayouts(streams)
 	if err != nil {
@@ -97,7 +97,7 @@ func FuzzDecodeSamples(f *testing.F) {
 			}
 			return
 		}
-		h, _ := ParseSamplesHeader(payload)
+		h, _ := parseSamplesHeader(payload)
 		if b.Len() != int(h.N) || len(b.Fields) != 2 || len(b.Fields[0]) != 4*b.Len() || len(b.Fields[1]) != 12*b.Len() {
 			t.Fatalf("batch of %d samples, fields %d/%d bytes", b.Len(), len(b.Fields[0]), len(b.Fields[1]))
 		}

@@ -338,8 +338,8 @@ func (s *scan) segment(idx int, name, path string, last bool) error {
 // header (a torn tail at offset 0; the recorder crashed while starting it).
 func (s *scan) header(f io.ReaderAt, idx int, name string, size int64, last bool, sum hash.Hash) (int64, error) {
 	var want [SegmentHeaderSize]byte
-	copy(want[:], SegmentMagic)
-	binary.LittleEndian.PutUint32(want[8:], FormatVersion)
+	copy(want[:], segmentMagic)
+	binary.LittleEndian.PutUint32(want[8:], formatVersion)
 	binary.LittleEndian.PutUint32(want[12:], uint32(idx+1))
 	var h [SegmentHeaderSize]byte
 	n, err := f.ReadAt(h[:], 0)
@@ -354,11 +354,11 @@ func (s *scan) header(f io.ReaderAt, idx int, name string, size int64, last bool
 		}
 		return 0, &Error{Segment: name, Err: headerf("header cut short (%d of %d bytes)", n, SegmentHeaderSize)}
 	}
-	if string(h[:8]) != SegmentMagic {
-		return 0, &Error{Segment: name, Err: headerf("magic %q is not %q", h[:8], SegmentMagic)}
+	if string(h[:8]) != segmentMagic {
+		return 0, &Error{Segment: name, Err: headerf("magic %q is not %q", h[:8], segmentMagic)}
 	}
-	if v := binary.LittleEndian.Uint32(h[8:]); v != FormatVersion {
-		return 0, &Error{Segment: name, Offset: 8, Err: headerf("format version %d is not %d", v, FormatVersion)}
+	if v := binary.LittleEndian.Uint32(h[8:]); v != formatVersion {
+		return 0, &Error{Segment: name, Offset: 8, Err: headerf("format version %d is not %d", v, formatVersion)}
 	}
 	if seq := binary.LittleEndian.Uint32(h[12:]); seq != uint32(idx+1) {
 		return 0, &Error{Segment: name, Offset: 12, Err: headerf("sequence number %d does not match the file name", seq)}
@@ -410,13 +410,13 @@ func (s *scan) record(idx int, last bool, typ uint8, payload []byte, off int64, 
 		}
 		j.Report.UnknownRecordTypes[typ]++
 		if !s.haveSession {
-			return invalidf("%s record before SESSION", RecordName(typ))
+			return invalidf("%s record before SESSION", recordName(typ))
 		}
 		return nil
 	}
-	j.Report.RecordCounts[RecordName(typ)]++
+	j.Report.RecordCounts[recordName(typ)]++
 	if j.End != nil {
-		return invalidf("%s record after END", RecordName(typ))
+		return invalidf("%s record after END", recordName(typ))
 	}
 	if typ == TypeSession {
 		if s.haveSession {
@@ -443,7 +443,7 @@ func (s *scan) record(idx int, last bool, typ uint8, payload []byte, off int64, 
 		return nil
 	}
 	if !s.haveSession {
-		return invalidf("%s record before SESSION (the first record of segment 1 must be SESSION)", RecordName(typ))
+		return invalidf("%s record before SESSION (the first record of segment 1 must be SESSION)", recordName(typ))
 	}
 	switch typ {
 	case TypeSpec:

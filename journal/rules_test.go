@@ -331,8 +331,8 @@ func TestFormatRules(t *testing.T) {
 
 		// SAMPLES.
 		{name: "samples ok raw and zstd", segs: samples(
-			samplesPayload(0, EncodingRaw, 0, 3, rawImuBody(0, 3)),
-			samplesPayload(0, EncodingZstd, 0, 2, zstdBody(t, rawImuBody(3, 2)))),
+			samplesPayload(0, encodingRaw, 0, 3, rawImuBody(0, 3)),
+			samplesPayload(0, encodingZstd, 0, 2, zstdBody(t, rawImuBody(3, 2)))),
 			check: func(t *testing.T, j *Journal) {
 				times, fields := allSamples(t, j, "imu")
 				if len(times) != 5 || times[4] != 4e8 || string(fields[0]) != string(cat(imuFieldBytes(0, 5, 0))) {

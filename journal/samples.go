@@ -52,21 +52,21 @@ func layoutOf(s *Stream) (*streamLayout, error) {
 	return l, nil
 }
 
-// SamplesHeader is the fixed header of a SAMPLES payload.
-type SamplesHeader struct {
+// samplesHeader is the fixed header of a SAMPLES payload.
+type samplesHeader struct {
 	Stream   uint16 // index into SESSION.streams
-	Encoding uint8  // EncodingRaw or EncodingZstd
+	Encoding uint8  // encodingRaw or encodingZstd
 	Reserved uint8  // 0
 	N        uint32 // number of samples, ≥ 1
 }
 
-// ParseSamplesHeader decodes the header of a SAMPLES payload without checking
+// parseSamplesHeader decodes the header of a SAMPLES payload without checking
 // its values.
-func ParseSamplesHeader(payload []byte) (SamplesHeader, error) {
-	if len(payload) < SamplesHeaderSize {
-		return SamplesHeader{}, invalidf("SAMPLES: payload of %d bytes is shorter than its %d-byte header", len(payload), SamplesHeaderSize)
+func parseSamplesHeader(payload []byte) (samplesHeader, error) {
+	if len(payload) < samplesHeaderSize {
+		return samplesHeader{}, invalidf("SAMPLES: payload of %d bytes is shorter than its %d-byte header", len(payload), samplesHeaderSize)
 	}
-	return SamplesHeader{
+	return samplesHeader{
 		Stream:   binary.LittleEndian.Uint16(payload[0:2]),
 		Encoding: payload[2],
 		Reserved: payload[3],
@@ -141,7 +141,7 @@ func (d *samplesDecoder) release(keep int) {
 // stream that is not a sensor stream). Errors match ErrInvalid, except a
 // failure to set up the zstd decoder.
 func (d *samplesDecoder) decode(payload []byte, layouts []*streamLayout) (*Batch, error) {
-	h, err := ParseSamplesHeader(payload)
+	h, err := parseSamplesHeader(payload)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (d *samplesDecoder) decode(payload []byte, layouts []*streamLayout) (*Batch
 		return nil, invalidf("SAMPLES: stream index %d out of range (%d streams)", h.Stream, len(layouts))
 	case layouts[h.Stream] == nil:
 		return nil, invalidf("SAMPLES: stream index %d is not a sensor stream", h.Stream)
-	case h.Encoding != EncodingRaw && h.Encoding != EncodingZstd:
+	case h.Encoding != encodingRaw && h.Encoding != encodingZstd:
 		return nil, invalidf("SAMPLES: body encoding %d is neither 0 (raw) nor 1 (zstd)", h.Encoding)
 	case h.Reserved != 0:
 		return nil, invalidf("SAMPLES: reserved byte is %d, not 0", h.Reserved)
@@ -164,8 +164,8 @@ func (d *samplesDecoder) decode(payload []byte, layouts []*streamLayout) (*Batch
 		return nil, invalidf("SAMPLES: %d samples of %d bytes exceed the %d-byte batch limit", n, per, d.limit)
 	}
 	want := n * per // ≤ limit: no overflow
-	body := payload[SamplesHeaderSize:]
-	if h.Encoding == EncodingZstd {
+	body := payload[samplesHeaderSize:]
+	if h.Encoding == encodingZstd {
 		if body, err = d.unzstd(body, int(want)); err != nil {
 			return nil, err
 		}

@@ -61,7 +61,7 @@ func TestTinySession(t *testing.T) {
 	}
 
 	// The first batch is raw (i = 0 … 109), the second zstd (i = 110 … 219).
-	wantEnc := []uint8{EncodingRaw, EncodingZstd}
+	wantEnc := []uint8{encodingRaw, encodingZstd}
 	for k, ref := range j.index[0] {
 		seg := readSegment(t, j.Dir, 1)
 		if enc := seg[ref.off+FrameHeaderSize+2]; enc != wantEnc[k] {
@@ -122,7 +122,7 @@ func TestDocExample(t *testing.T) {
 	if b.Len() != 2 || b.Times[1] != 100e6 || b.Float64At(0, 0) != 7 || b.Float64At(0, 1) != 8 {
 		t.Errorf("batch %+v", b)
 	}
-	if SegmentHeaderSize != len(SegmentMagic)+8 || FrameHeaderSize != 9 || SamplesHeaderSize != 8 {
+	if SegmentHeaderSize != len(segmentMagic)+8 || FrameHeaderSize != 9 || samplesHeaderSize != 8 {
 		t.Error("wire sizes changed")
 	}
 }

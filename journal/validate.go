@@ -92,8 +92,8 @@ func parseSession(payload []byte) (*Session, []*streamLayout, error) {
 	if s.Schema != SchemaName {
 		return nil, nil, invalidf("SESSION: schema is %q, not %q", s.Schema, SchemaName)
 	}
-	if s.Version != FormatVersion {
-		return nil, nil, invalidf("SESSION: version %d is not %d", s.Version, FormatVersion)
+	if s.Version != formatVersion {
+		return nil, nil, invalidf("SESSION: version %d is not %d", s.Version, formatVersion)
 	}
 	if s.SessionID == "" {
 		return nil, nil, invalidf("SESSION: sessionId is empty")
@@ -233,9 +233,9 @@ var eventMembers = map[string][]string{
 	EventRunEnd:       nil,
 }
 
-// KnownEventKind reports whether kind is an event kind format version 1
+// knownEventKind reports whether kind is an event kind format version 1
 // defines.
-func KnownEventKind(kind string) bool {
+func knownEventKind(kind string) bool {
 	_, ok := eventMembers[kind]
 	return ok
 }
@@ -254,7 +254,7 @@ func parseEvent(payload []byte) (ev Event, known bool, err error) {
 	if head.Kind == nil {
 		return Event{}, false, invalidf("EVENT: missing %q", "kind")
 	}
-	if !KnownEventKind(*head.Kind) {
+	if !knownEventKind(*head.Kind) {
 		return Event{Kind: *head.Kind}, false, nil
 	}
 	var w eventWire

@@ -128,8 +128,8 @@ func (w *Writer) startSegment() error {
 	}
 	w.f = f
 	var h [SegmentHeaderSize]byte
-	copy(h[:], SegmentMagic)
-	binary.LittleEndian.PutUint32(h[8:], FormatVersion)
+	copy(h[:], segmentMagic)
+	binary.LittleEndian.PutUint32(h[8:], formatVersion)
 	binary.LittleEndian.PutUint32(h[12:], w.seq)
 	if _, err := f.Write(h[:]); err != nil {
 		return err
@@ -167,7 +167,7 @@ func (w *Writer) write(typ uint8, payload []byte, boundary bool) error {
 		return err
 	}
 	if len(payload) > MaxPayload {
-		return fmt.Errorf("journal: %s payload of %d bytes is over the %d-byte limit", RecordName(typ), len(payload), MaxPayload)
+		return fmt.Errorf("journal: %s payload of %d bytes is over the %d-byte limit", recordName(typ), len(payload), MaxPayload)
 	}
 	n := int64(FrameHeaderSize + len(payload))
 	if w.size > SegmentHeaderSize && w.size+n > w.opts.SegmentSize {
@@ -200,7 +200,7 @@ func (w *Writer) writeJSON(typ uint8, v any, boundary bool) error {
 	}
 	p, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("journal: %s: %w", RecordName(typ), err)
+		return fmt.Errorf("journal: %s: %w", recordName(typ), err)
 	}
 	return w.write(typ, p, boundary)
 }
@@ -271,7 +271,7 @@ func (w *Writer) WriteSamples(stream uint16, times []int64, fields [][]byte, com
 		body = append(body, f...)
 	}
 	w.zbuf = body
-	var h [SamplesHeaderSize]byte
+	var h [samplesHeaderSize]byte
 	binary.LittleEndian.PutUint16(h[0:], stream)
 	binary.LittleEndian.PutUint32(h[4:], uint32(n))
 	payload := w.pbuf[:0]
@@ -285,7 +285,7 @@ func (w *Writer) WriteSamples(stream uint16, times []int64, fields [][]byte, com
 			}
 			w.enc = enc
 		}
-		h[2] = EncodingZstd
+		h[2] = encodingZstd
 		payload = w.enc.EncodeAll(body, append(payload, h[:]...))
 	} else {
 		payload = append(append(payload, h[:]...), body...)

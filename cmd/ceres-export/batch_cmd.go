@@ -15,9 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceres-robotics/ceres-export/internal/batch"
+	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
-	"github.com/ceres-robotics/ceres-export/internal/report"
+	"github.com/ceres-robotics/ceres-export/internal/page"
 )
 
 var batchExitStatus = exitstatus.Help("every task ended as expected (exported, up to date, or failed where the manifest expects it to)",
@@ -30,7 +31,7 @@ type BatchOptions struct {
 	Manifest    string
 	Output      string
 	Jobs        int
-	Selection   batch.Selection
+	Selection   campaign.Selection
 	ArrayIndex  int
 	ArrayCount  int
 	RetryFailed bool
@@ -52,7 +53,7 @@ func (o *BatchOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.JSON, "json", false, "print the run's results as JSON on stdout")
 }
 
-func addSelectionFlags(cmd *cobra.Command, s *batch.Selection) {
+func addSelectionFlags(cmd *cobra.Command, s *campaign.Selection) {
 	f := cmd.Flags()
 	f.StringArrayVar(&s.CaseIDs, "case-id", nil, "select tasks of this case_id (repeatable)")
 	f.StringArrayVar(&s.SettingIDs, "setting-id", nil, "select tasks of this setting_id (repeatable)")
@@ -89,12 +90,12 @@ not stop the others.` + batchExitStatus,
 }
 
 // loadTasks parses the manifest and selects its tasks.
-func loadTasks(manifest string, sel batch.Selection) (*batch.Manifest, []batch.Task, error) {
+func loadTasks(manifest string, sel campaign.Selection) (*campaign.Manifest, []campaign.Task, error) {
 	m, err := batch.Load(manifest)
 	if err != nil {
 		return nil, nil, withCode(exitstatus.Manifest, err)
 	}
-	tasks, err := batch.Select(m.Tasks, sel)
+	tasks, err := campaign.Select(m.Tasks, sel)
 	if err != nil {
 		return nil, nil, withCode(exitstatus.Manifest, err)
 	}
@@ -103,14 +104,14 @@ func loadTasks(manifest string, sel batch.Selection) (*batch.Manifest, []batch.T
 
 // batchResult is one task in the --json output.
 type batchResult struct {
-	TaskID    string        `json:"task_id"`
-	Outcome   string        `json:"outcome"`
-	Reason    string        `json:"reason,omitempty"`
-	AttemptNo int           `json:"attempt_no,omitempty"`
-	State     string        `json:"state,omitempty"`
-	Record    *batch.Record `json:"record,omitempty"`
-	Misses    []string      `json:"misses,omitempty"`
-	ElapsedS  float64       `json:"elapsed_s"`
+	TaskID    string           `json:"task_id"`
+	Outcome   string           `json:"outcome"`
+	Reason    string           `json:"reason,omitempty"`
+	AttemptNo int              `json:"attempt_no,omitempty"`
+	State     string           `json:"state,omitempty"`
+	Record    *campaign.Record `json:"record,omitempty"`
+	Misses    []string         `json:"misses,omitempty"`
+	ElapsedS  float64          `json:"elapsed_s"`
 }
 
 func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
@@ -121,7 +122,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	share, err := batch.ArrayFromEnv(os.Getenv, opts.ArrayIndex, opts.ArrayCount)
+	share, err := campaign.ArrayFromEnv(os.Getenv, opts.ArrayIndex, opts.ArrayCount)
 	if err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
@@ -130,7 +131,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		return withCode(exitstatus.UsageError, errors.New("--merge in an array share: merge once every share is done (batch slurm --merge writes that job)"))
 	}
 	if share != nil {
-		if tasks, err = batch.Share(tasks, share.Index, share.Count); err != nil {
+		if tasks, err = campaign.Share(tasks, share.Index, share.Count); err != nil {
 			return withCode(exitstatus.UsageError, err)
 		}
 		fmt.Fprintf(s.Err, "campaign %s: array share %d of %d: %d of %d selected tasks\n", m.CampaignID, share.Index, share.Count, len(tasks), selected)
@@ -146,7 +147,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	}
 	sum, runErr := batch.Run(ctx, tasks, batch.Options{
 		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version, Inputs: []string{opts.Manifest}, Salt: salt,
-		Page: report.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: batch.SchedulerEnv(os.Getenv),
+		Page: page.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: campaign.SchedulerEnv(os.Getenv),
 		OnDone: func(r batch.TaskResult) {
 			done++
 			fmt.Fprintf(s.Err, "[%d/%d] %s %s\n", done, len(tasks), r.Task.ID, describeResult(r))
@@ -171,7 +172,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	missed := sum.Missed()
 	states := sum.States()
 	fmt.Fprintf(s.Out, "%d tasks: %d succeeded, %d failed, %d interrupted (%d exported in this run, %d skipped as done); %d missed their expectation\n",
-		len(sum.Results), states[batch.StateSucceeded], states[batch.StateFailed], states[batch.StateInterrupted],
+		len(sum.Results), states[campaign.StateSucceeded], states[campaign.StateFailed], states[campaign.StateInterrupted],
 		sum.Count(batch.OutcomeExported), sum.Count(batch.OutcomeSkipped), len(missed))
 	for _, r := range missed {
 		fmt.Fprintf(s.Out, "  missed %s: %s\n", r.Task.ID, strings.Join(r.Misses, "; "))
@@ -219,7 +220,7 @@ func describeResult(r batch.TaskResult) string {
 	b.WriteString(r.Outcome)
 	if rec := r.Record; rec != nil {
 		fmt.Fprintf(&b, " (attempt %d", rec.AttemptNo)
-		if rec.State == batch.StateSucceeded {
+		if rec.State == campaign.StateSucceeded {
 			fmt.Fprintf(&b, ", %d episodes, %d frames", rec.Episodes, rec.Frames)
 		}
 		if r.Outcome != batch.OutcomeSkipped {
@@ -242,7 +243,7 @@ func describeResult(r batch.TaskResult) string {
 // --- batch plan
 
 func newBatchPlanCmd(s streams) *cobra.Command {
-	var sel batch.Selection
+	var sel campaign.Selection
 	var index, count int
 	cmd := &cobra.Command{
 		Use:   "plan MANIFEST [flags]",
@@ -256,12 +257,12 @@ merged extensions and expectations; with an array share, only that share's.` +
 			if err != nil {
 				return err
 			}
-			share, err := batch.ArrayFromEnv(os.Getenv, index, count)
+			share, err := campaign.ArrayFromEnv(os.Getenv, index, count)
 			if err != nil {
 				return withCode(exitstatus.UsageError, err)
 			}
 			if share != nil {
-				if tasks, err = batch.Share(tasks, share.Index, share.Count); err != nil {
+				if tasks, err = campaign.Share(tasks, share.Index, share.Count); err != nil {
 					return withCode(exitstatus.UsageError, err)
 				}
 			}
@@ -285,7 +286,7 @@ attempt's state, episodes and frames.` +
 			exitstatus.Help("shown", exitstatus.UsageError, exitstatus.Unreadable.As("OUT holds no attempt records")),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := batch.Status(args[0])
+			st, err := campaign.Status(args[0])
 			if err != nil {
 				return withCode(exitstatus.UsageError, err)
 			}
@@ -332,7 +333,7 @@ func firstLine(s string) string {
 type SlurmOptions struct {
 	Manifest    string
 	Output      string
-	Selection   batch.Selection
+	Selection   campaign.Selection
 	ArrayCount  int
 	Jobs        int
 	CPUsPerTask int
@@ -375,12 +376,12 @@ it is cancelled rather than left pending when an array task fails).
 }
 
 // scriptOptions makes the paths absolute and fills the defaults.
-func scriptOptions(manifest, out, merge string, sel batch.Selection, count, tasks int) (batch.ScriptOptions, error) {
+func scriptOptions(manifest, out, merge string, sel campaign.Selection, count, tasks int) (campaign.ScriptOptions, error) {
 	bin, err := os.Executable()
 	if err != nil {
-		return batch.ScriptOptions{}, err
+		return campaign.ScriptOptions{}, err
 	}
-	o := batch.ScriptOptions{Binary: bin, Selection: sel, ArrayCount: count}
+	o := campaign.ScriptOptions{Binary: bin, Selection: sel, ArrayCount: count}
 	for _, p := range []struct {
 		in  string
 		out *string
@@ -413,10 +414,10 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 	so.Jobs, so.CPUsPerTask, so.Partition, so.Time = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time
 	// OUT becomes the campaign's output before the jobs run, so that its
 	// log directory is inside a campaign output, not a stray directory.
-	if err := batch.PrepareOut(so.Out, batch.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
+	if err := campaign.PrepareOut(so.Out, campaign.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
-	scripts, err := batch.WriteSlurmScripts(m.CampaignID, tasks, so)
+	scripts, err := campaign.WriteSlurmScripts(m.CampaignID, tasks, so)
 	if err != nil {
 		return withCode(exitstatus.WriteFailed, err)
 	}
@@ -428,7 +429,7 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 		fmt.Fprintf(s.Out, "submit with: %s\n", scripts.SubmitCommand())
 		return nil
 	}
-	jobs, err := batch.SubmitSlurm(ctx, batch.ExecRunner{}, scripts)
+	jobs, err := campaign.SubmitSlurm(ctx, campaign.ExecRunner{}, scripts)
 	if jobs.Array != "" {
 		fmt.Fprintf(s.Out, "array job %s\n", jobs.Array)
 	}
@@ -441,7 +442,7 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 // --- batch kubernetes
 
 func newBatchKubernetesCmd(s streams) *cobra.Command {
-	var sel batch.Selection
+	var sel campaign.Selection
 	var out, image, namespace, claim, mount, binary string
 	var count, jobs, cpus int
 	cmd := &cobra.Command{
@@ -466,11 +467,11 @@ task does. Paths are as the pods see them (on --claim mounted at --mount).` +
 			if claim != "" && mount == "" {
 				return withCode(exitstatus.UsageError, errors.New("--claim needs --mount"))
 			}
-			ko := batch.KubernetesOptions{
-				ScriptOptions: batch.ScriptOptions{Binary: binary, Manifest: args[0], Out: out, Selection: sel, ArrayCount: count, Jobs: jobs, CPUsPerTask: cpus},
+			ko := campaign.KubernetesOptions{
+				ScriptOptions: campaign.ScriptOptions{Binary: binary, Manifest: args[0], Out: out, Selection: sel, ArrayCount: count, Jobs: jobs, CPUsPerTask: cpus},
 				Image:         image, Namespace: namespace, Claim: claim, MountPath: mount,
 			}
-			b, err := batch.KubernetesJob(m.CampaignID, ko)
+			b, err := campaign.KubernetesJob(m.CampaignID, ko)
 			if err != nil {
 				return err
 			}

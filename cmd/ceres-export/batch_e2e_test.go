@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ceres-robotics/ceres-export/internal/batch"
+	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/testenv"
@@ -104,12 +104,12 @@ func campaignTaskID(c campaignCase) string { return "ci-week__" + c.id + "__" + 
 // checkRecords checks every task's attempt records under out: the number of
 // attempts, the last one's state, episodes and frames, the shard's
 // identity file.
-func checkRecords(t *testing.T, out string, attempts int, slurm bool) map[string]batch.Record {
+func checkRecords(t *testing.T, out string, attempts int, slurm bool) map[string]campaign.Record {
 	t.Helper()
-	last := map[string]batch.Record{}
+	last := map[string]campaign.Record{}
 	for _, c := range campaignCases {
 		id := campaignTaskID(c)
-		recs, err := batch.ReadRecords(out, id)
+		recs, err := campaign.ReadRecords(out, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,9 +119,9 @@ func checkRecords(t *testing.T, out string, attempts int, slurm bool) map[string
 		}
 		r := recs[len(recs)-1]
 		last[id] = r
-		want := batch.StateSucceeded
+		want := campaign.StateSucceeded
 		if c.fails {
-			want = batch.StateFailed
+			want = campaign.StateFailed
 		}
 		if r.State != want || r.TaskID != id || r.CaseID != c.id || r.SettingID != c.setting || r.AttemptNo != attempts ||
 			r.Expectation == nil || !r.Expectation.Met || r.Fingerprint == "" || r.Tool.Version != version {
@@ -467,7 +467,7 @@ func resumeCheck(t *testing.T, manifest, out string, reference map[string]map[st
 		}
 	}
 	for id, r := range after {
-		if r.State == batch.StateSucceeded {
+		if r.State == campaign.StateSucceeded {
 			var camp shard.CampaignOrigin
 			b, _ := os.ReadFile(filepath.Join(out, id, filepath.FromSlash(layout.CampaignPath)))
 			if json.Unmarshal(b, &camp) != nil || camp.AttemptNo != int64(r.AttemptNo) {
@@ -491,16 +491,16 @@ func resumeCheck(t *testing.T, manifest, out string, reference map[string]map[st
 
 // finished returns the tasks under out whose last attempt ended (succeeded
 // or failed), with that record.
-func finished(t *testing.T, out string) map[string]batch.Record {
+func finished(t *testing.T, out string) map[string]campaign.Record {
 	t.Helper()
-	done := map[string]batch.Record{}
+	done := map[string]campaign.Record{}
 	for _, c := range campaignCases {
-		recs, err := batch.ReadRecords(out, campaignTaskID(c))
+		recs, err := campaign.ReadRecords(out, campaignTaskID(c))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := len(recs) - 1; i >= 0; i-- {
-			if s := recs[i].State; s == batch.StateSucceeded || s == batch.StateFailed {
+			if s := recs[i].State; s == campaign.StateSucceeded || s == campaign.StateFailed {
 				done[campaignTaskID(c)] = recs[i]
 				break
 			}
@@ -550,12 +550,12 @@ func TestE2EBatchKillAfterCommit(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "(0 exported in this run, 1 skipped as done)") {
 		t.Fatalf("rerun: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	recs, err := batch.ReadRecords(out, id)
+	recs, err := campaign.ReadRecords(out, id)
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("%d records (%v), want the one attempt", len(recs), err)
 	}
 	r := recs[0]
-	if r.State != batch.StateSucceeded || r.ShardReportSHA256 != want || r.Episodes == 0 || r.Frames == 0 || !strings.Contains(r.Note, "committed shard") || r.Expectation == nil || !r.Expectation.Met {
+	if r.State != campaign.StateSucceeded || r.ShardReportSHA256 != want || r.Episodes == 0 || r.Frames == 0 || !strings.Contains(r.Note, "committed shard") || r.Expectation == nil || !r.Expectation.Met {
 		t.Errorf("completed record %+v", r)
 	}
 	if got := digest(t, filepath.Join(out, id)); !reflect.DeepEqual(got, made) {

@@ -14,7 +14,8 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/export"
-	"github.com/ceres-robotics/ceres-export/internal/report"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/page"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 )
 
@@ -72,9 +73,9 @@ func addSettingFlags(cmd *cobra.Command, s *settings.Settings) {
 	f.StringVar(&s.VideoSize, "video-size", "", "output WIDTHxHEIGHT (default: the source's, even-rounded)")
 	f.IntVar(&s.CameraJobs, "camera-jobs", 0, "cameras encoded at once (default: one per CPU core)")
 	f.IntVar(&s.EncoderThreads, "encoder-threads", 0, "threads per encoder (default: the encoder's choice)")
-	f.StringVar(&s.Org, "org", "", "organisation id, the root group of the task descriptors (ceres/tasks.json)")
+	f.StringVar(&s.Org, "org", "", "organisation id, the root group of the task descriptors ("+layout.DescriptorsPath+")")
 	f.StringArrayVar(&s.TaskGroup, "task-group", nil, "a task descriptor group level after the task, LEVEL=KEY (repeatable, root first)")
-	f.BoolVar(&s.NoReport, "no-report", false, "do not write the session page ceres/report.html")
+	f.BoolVar(&s.NoReport, "no-report", false, "do not write the session page "+layout.SessionPagePath)
 	f.StringVar(&s.Privacy, "privacy", "full", "full, or metadata-only: a dataset that may leave the lab (no video, no instructions or run titles, salted ids; needs --salt)")
 }
 
@@ -92,8 +93,8 @@ func newExportCmdWith(s streams, runF func(context.Context, ExportOptions, strea
 		Long: `Write a LeRobot v3.0 shard from a CERES session: one episode per accepted
 attempt (retried and incomplete attempts never reach it), sensor rows on the
 frame clock, camera video cut frame-accurately, metadata, the canonical task
-specification, an export report and a session page (ceres/report.html, see
-the report command) under ceres/.` + exportExitStatus,
+specification, an export report and a session page (` + layout.SessionPagePath + `, see
+the report command) under ` + layout.CeresDir + `/.` + exportExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Session = args[0]
@@ -121,7 +122,7 @@ func (o *ExportOptions) resolve() error {
 	}
 	opts.Version = version
 	if !o.Settings.NoReport {
-		opts.Page = report.ShardPage
+		opts.Page = page.ShardPage
 	}
 	o.Options = opts
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
@@ -63,8 +64,8 @@ stream copy onto one frame grid (frame k of a file at exactly k/fps), up to
 LeRobot's 200 MB per file, index at the front. Rows are re-indexed
 (episode_index, index, task_index), tasks unified by string, statistics
 aggregated from the per-episode statistics. Every episode keeps its CERES
-provenance and names its source (ceres/source/* columns);
-ceres/merge-report.json lists the sources and what was joined.
+provenance and names its source (` + layout.SourcePrefix + `* columns);
+` + layout.MergeReportPath + ` lists the sources and what was joined.
 
 --into DATASET appends the shards to a dataset this command made. The
 output is built beside its destination and moved into place when complete:

@@ -13,7 +13,8 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/export"
-	"github.com/ceres-robotics/ceres-export/internal/report"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/page"
 )
 
 var reportExitStatus = exitstatus.Help("the page was written",
@@ -40,8 +41,8 @@ func (o *ReportOptions) AddFlags(cmd *cobra.Command) {
 func newReportCmd(s streams) *cobra.Command {
 	var opts ReportOptions
 	cmd := &cobra.Command{
-		Use:   "report SESSION_DIR [--shard SHARD_DIR] -o report.html",
-		Short: "Write a session's report page (one self-contained HTML file)",
+		Use:   "report SESSION_DIR [--shard SHARD_DIR] -o PAGE.html",
+		Short: "Write a session's page (one self-contained HTML file)",
 		Long: `Write the session page: a timeline of the run (attempts coloured by fate,
 outcomes, resets, pauses, camera coverage and gaps, torn or salvaged journal
 ranges), the sensor traces with the episode windows, a thumbnail strip per
@@ -50,7 +51,7 @@ episode and camera decoded from the exported video, the task specification
 holds its styles, charts (SVG) and pictures inline and opens from file://
 with no network. Without --shard it shows what an export would take.
 
-export writes the same page into every shard as ceres/report.html.` + reportExitStatus,
+export writes the same page into every shard as ` + layout.SessionPagePath + `.` + reportExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Session = args[0]
@@ -71,14 +72,14 @@ func runReport(ctx context.Context, opts ReportOptions, s streams) error {
 		err error
 	)
 	if opts.Shard != "" {
-		r, err = report.LoadShard(ctx, opts.Session, opts.Shard)
+		r, err = page.LoadShard(ctx, opts.Session, opts.Shard)
 	} else {
-		r, err = report.LoadSession(ctx, opts.Session, opts.Salvage)
+		r, err = page.LoadSession(ctx, opts.Session, opts.Salvage)
 	}
 	if err != nil {
 		return withCode(exitstatus.UsageError, err) // otherwise: an input that cannot be read
 	}
-	if err := report.WriteFile(opts.Output, func(w io.Writer) error { return report.WriteSession(ctx, w, r) }); err != nil {
+	if err := page.WriteFile(opts.Output, func(w io.Writer) error { return page.WriteSession(ctx, w, r) }); err != nil {
 		return withCode(exitstatus.WriteFailed, err)
 	}
 	st, err := os.Stat(opts.Output)

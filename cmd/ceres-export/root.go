@@ -48,12 +48,12 @@ func Main(ctx context.Context, args []string, s streams) int {
 		// wrong number of arguments.
 		err = exitstatus.Mark(exitstatus.UsageError, err)
 	}
-	return reportError(s.Err, err)
+	return printError(s.Err, err)
 }
 
-// reportError prints err (unless already printed) and returns its exit
+// printError prints err (unless already printed) and returns its exit
 // status (exitstatus.Of: the one mapping).
-func reportError(w io.Writer, err error) int {
+func printError(w io.Writer, err error) int {
 	if err != nil && !exitstatus.WasPrinted(err) {
 		fmt.Fprintf(w, "ceres-export: %v\n", err)
 	}

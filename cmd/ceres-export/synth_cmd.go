@@ -10,7 +10,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
-	"github.com/ceres-robotics/ceres-export/internal/video"
+	"github.com/ceres-robotics/ceres-export/internal/synth/session"
 )
 
 // synthOptions are the flags of `ceres-export synth`.
@@ -65,7 +65,7 @@ sensor values the index of their sample. Deterministic for a given seed.` +
 func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
 	switch opts.codec {
 	case "vp8", "vp9", "h264":
-		opts.CameraCodec = video.SynthCodec(opts.codec)
+		opts.CameraCodec = session.Codec(opts.codec)
 	default:
 		return withCode(exitstatus.UsageError, fmt.Errorf("--camera-codec %q: want vp8, vp9 or h264", opts.codec))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 )
@@ -57,7 +58,7 @@ func newVerifyCmdWith(s streams, runF func(context.Context, VerifyOptions, strea
 info.json LeRobot's loader and merge expect, the data files' schema and index
 columns, the episodes metadata against the data and video files, tasks and
 statistics, every video frame (unless --quick), and the CERES provenance
-(stored task specifications, the ceres/* columns, the task descriptors).
+(stored task specifications, the ` + layout.CeresPrefix + `* columns, the task descriptors).
 
 With --privacy metadata-only it also proves that a dataset meant to leave the
 lab holds nothing private: no video, no unredacted specification and, with

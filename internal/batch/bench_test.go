@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/benchround"
+	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -38,7 +39,7 @@ func BenchmarkCampaign(b *testing.B) {
 		cases = append(cases, fmt.Sprintf(`{"case_id": "s%02d", "setting_id": "h264", "run_id": "1", "session": "s%02d"}`, i, i))
 	}
 	doc := `{"schema_version": 1, "campaign_id": "bench", "settings": {"h264": {"export": {"vcodec": "h264"}}}, "cases": [` + strings.Join(cases, ",") + `]}`
-	m, err := Parse(filepath.Join(dir, "c.json"), []byte(doc), false)
+	m, err := campaign.Parse(filepath.Join(dir, "c.json"), []byte(doc), false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,7 +59,11 @@ func BenchmarkCampaign(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				o := tasks[i].Options()
+				o, err := taskOptions(&tasks[i])
+				if err != nil {
+					b.Error(err)
+					return
+				}
 				o.Version = "bench"
 				t0 := time.Now()
 				if _, err := export.Export(context.Background(), tasks[i].SessionDir, filepath.Join(out, tasks[i].ID), o); err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 )
@@ -17,27 +18,9 @@ import (
 // changes every fingerprint, so no old shard is taken for current.
 const fingerprintFormat = "ceres-batch-fingerprint/1"
 
-// Inputs are the files a task's shard is made from.
-type Inputs struct {
-	// Files are every regular file of the session directory (journal
-	// segments, camera files, anything else there), relative and
-	// slash-separated, sorted.
-	Files []FileHash `json:"files"`
-	// TaskSpecSHA256 is the SHA-256 of the corrected task specification
-	// file, when the task applies one.
-	TaskSpecSHA256 string `json:"task_spec_sha256,omitempty"`
-}
-
-// FileHash is one input file.
-type FileHash struct {
-	Path   string `json:"path"`
-	Size   int64  `json:"size"`
-	SHA256 string `json:"sha256"`
-}
-
 // hashInputs hashes the task's session files and corrected specification.
-func hashInputs(t *Task) (Inputs, error) {
-	var in Inputs
+func hashInputs(t *campaign.Task, taskSpec []byte) (campaign.Inputs, error) {
+	var in campaign.Inputs
 	err := filepath.WalkDir(t.SessionDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -53,13 +36,13 @@ func hashInputs(t *Task) (Inputs, error) {
 		if err != nil {
 			return err
 		}
-		in.Files = append(in.Files, FileHash{Path: filepath.ToSlash(rel), Size: size, SHA256: sum})
+		in.Files = append(in.Files, campaign.FileHash{Path: filepath.ToSlash(rel), Size: size, SHA256: sum})
 		return nil
 	})
 	if err != nil {
 		return in, fmt.Errorf("session %s: %w", t.Session, err)
 	}
-	slices.SortFunc(in.Files, func(a, b FileHash) int {
+	slices.SortFunc(in.Files, func(a, b campaign.FileHash) int {
 		if a.Path < b.Path {
 			return -1
 		} else if a.Path > b.Path {
@@ -67,7 +50,7 @@ func hashInputs(t *Task) (Inputs, error) {
 		}
 		return 0
 	})
-	if spec := t.options.TaskSpec; spec != nil {
+	if spec := taskSpec; spec != nil {
 		sum := sha256.Sum256(spec)
 		in.TaskSpecSHA256 = hex.EncodeToString(sum[:])
 	}
@@ -78,7 +61,7 @@ func hashInputs(t *Task) (Inputs, error) {
 // its identity and extensions (written into the shard), the resolved
 // options (the task_spec path replaced by its content's hash, so a moved
 // file is the same input), the input files and the tool version.
-func fingerprint(t *Task, in Inputs, toolVersion string) (string, error) {
+func fingerprint(t *campaign.Task, in campaign.Inputs, toolVersion string) (string, error) {
 	options := t.Export
 	options.TaskSpec = ""
 	doc := struct {
@@ -87,7 +70,7 @@ func fingerprint(t *Task, in Inputs, toolVersion string) (string, error) {
 		TaskID     string                     `json:"task_id"`
 		Options    settings.Settings          `json:"options"`
 		Extensions map[string]json.RawMessage `json:"extensions"`
-		Inputs     Inputs                     `json:"inputs"`
+		Inputs     campaign.Inputs            `json:"inputs"`
 	}{fingerprintFormat, toolVersion, t.ID, options, t.Extensions, in}
 	b, err := json.Marshal(doc)
 	if err != nil {

@@ -7,25 +7,26 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
-	"github.com/ceres-robotics/ceres-export/internal/report"
+	"github.com/ceres-robotics/ceres-export/internal/page"
 )
 
-// Campaign gathers the campaign page's input from the attempt records
+// CampaignPage gathers the campaign page's input from the attempt records
 // under out: one row per task of the manifest (a task never run is
 // pending), its attempts, its shard's figures from its latest successful
 // attempt, and a link to the shard's session page where there is one.
 // merged are the datasets a merge wrote in this run, if any.
-func Campaign(campaignID string, tasks []Task, out string, merged []MergedDataset) (*report.Campaign, error) {
-	c := &report.Campaign{ID: campaignID}
+func CampaignPage(campaignID string, tasks []campaign.Task, out string, merged []MergedDataset) (*page.CampaignPage, error) {
+	c := &page.CampaignPage{ID: campaignID}
 	for _, t := range tasks {
-		recs, err := ReadRecords(out, t.ID)
+		recs, err := campaign.ReadRecords(out, t.ID)
 		if err != nil {
 			return nil, err
 		}
-		row := report.CampaignTask{TaskID: t.ID, CaseID: t.CaseID, SettingID: t.SettingID, RunID: t.RunID, State: report.StatePending}
+		row := page.CampaignTask{TaskID: t.ID, CaseID: t.CaseID, SettingID: t.SettingID, RunID: t.RunID, State: page.StatePending}
 		for _, r := range recs {
-			a := report.CampaignAttempt{No: r.AttemptNo, State: r.State, Error: r.Error}
+			a := page.CampaignAttempt{No: r.AttemptNo, State: r.State, Error: r.Error}
 			a.Start, _ = time.Parse(time.RFC3339Nano, r.StartedAt)
 			a.End, _ = time.Parse(time.RFC3339Nano, r.EndedAt)
 			if r.ExitStatus != nil {
@@ -33,13 +34,13 @@ func Campaign(campaignID string, tasks []Task, out string, merged []MergedDatase
 			}
 			row.Attempts = append(row.Attempts, a)
 			row.State, row.Error = r.State, r.Error
-			if r.State == StateSucceeded {
+			if r.State == campaign.StateSucceeded {
 				row.Episodes, row.Frames = r.Episodes, r.Frames
 			}
 		}
-		page := filepath.ToSlash(filepath.Join(t.ID, layout.SessionPagePath))
-		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(page))); err == nil {
-			row.Page = page
+		pagePath := filepath.ToSlash(filepath.Join(t.ID, layout.SessionPagePath))
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(pagePath))); err == nil {
+			row.Page = pagePath
 		}
 		c.Tasks = append(c.Tasks, row)
 	}
@@ -48,8 +49,8 @@ func Campaign(campaignID string, tasks []Task, out string, merged []MergedDatase
 		if rel, err := filepath.Rel(out, d.Dir); err == nil {
 			path = filepath.ToSlash(rel)
 		}
-		c.Merges = append(c.Merges, report.CampaignMerge{
-			SettingID: d.SettingID, Path: path, State: report.StateSucceeded,
+		c.Merges = append(c.Merges, page.CampaignMerge{
+			SettingID: d.SettingID, Path: path, State: page.StateSucceeded,
 			Shards: d.Shards, Episodes: d.Episodes, Frames: int(d.Frames),
 		})
 	}
@@ -57,10 +58,10 @@ func Campaign(campaignID string, tasks []Task, out string, merged []MergedDatase
 }
 
 // WritePage writes OUT/index.html, the campaign page, atomically.
-func WritePage(campaignID string, tasks []Task, out string, merged []MergedDataset) error {
-	c, err := Campaign(campaignID, tasks, out, merged)
+func WritePage(campaignID string, tasks []campaign.Task, out string, merged []MergedDataset) error {
+	c, err := CampaignPage(campaignID, tasks, out, merged)
 	if err != nil {
 		return fmt.Errorf("campaign page: %w", err)
 	}
-	return report.WriteFile(filepath.Join(out, layout.CampaignPagePath), func(w io.Writer) error { return report.WriteCampaign(w, c) })
+	return page.WriteFile(filepath.Join(out, layout.CampaignPagePath), func(w io.Writer) error { return page.WriteCampaign(w, c) })
 }

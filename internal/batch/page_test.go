@@ -9,9 +9,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
-	"github.com/ceres-robotics/ceres-export/internal/report"
+	"github.com/ceres-robotics/ceres-export/internal/page"
 )
 
 // The campaign page's rows come from the attempt records: a task retried
@@ -40,7 +41,7 @@ func TestCampaignPageFromRecords(t *testing.T) {
 		}
 	}
 	merged := []MergedDataset{{SettingID: "s", Dir: filepath.Join(out, "..", "merged", "s"), Shards: 1, Episodes: 7, Frames: 700}}
-	c, err := Campaign("c", tasks, out, merged)
+	c, err := CampaignPage("c", tasks, out, merged)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,14 +49,14 @@ func TestCampaignPageFromRecords(t *testing.T) {
 		t.Fatalf("%d rows, want 3", len(c.Tasks))
 	}
 	ok, bad, never := c.Tasks[0], c.Tasks[1], c.Tasks[2]
-	if ok.State != StateSucceeded || len(ok.Attempts) != 2 || ok.Attempts[0].State != StateFailed || ok.Episodes != 7 || ok.Frames != 700 ||
+	if ok.State != campaign.StateSucceeded || len(ok.Attempts) != 2 || ok.Attempts[0].State != campaign.StateFailed || ok.Episodes != 7 || ok.Frames != 700 ||
 		ok.Page != tasks[0].ID+"/ceres/report.html" || ok.Attempts[1].End.Before(ok.Attempts[1].Start) || ok.Attempts[1].Start.IsZero() {
 		t.Errorf("retried task: %+v", ok)
 	}
-	if bad.State != StateFailed || len(bad.Attempts) != 2 || bad.Error != "encoder: out of memory" || bad.Attempts[1].ExitStatus != 4 || bad.Page != "" {
+	if bad.State != campaign.StateFailed || len(bad.Attempts) != 2 || bad.Error != "encoder: out of memory" || bad.Attempts[1].ExitStatus != 4 || bad.Page != "" {
 		t.Errorf("failed task: %+v", bad)
 	}
-	if never.State != report.StatePending || len(never.Attempts) != 0 {
+	if never.State != page.StatePending || len(never.Attempts) != 0 {
 		t.Errorf("task never run: %+v", never)
 	}
 	if len(c.Merges) != 1 || c.Merges[0].Path != "../merged/s" || c.Merges[0].Episodes != 7 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 )
@@ -25,7 +26,7 @@ func TestMetadataOnlyTasksGetTheSaltAndNeverRecordIt(t *testing.T) {
 	}
 	doc := `{"schema_version": 1, "campaign_id": "c", "settings": {"share": {"export": {"privacy": "metadata-only"}}},
 	 "cases": [{"case_id": "a", "setting_id": "share", "run_id": "1", "session": "sa"}]}`
-	m, err := Parse(filepath.Join(dir, "c.json"), []byte(doc), false)
+	m, err := campaign.Parse(filepath.Join(dir, "c.json"), []byte(doc), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,13 +75,13 @@ func TestDescriptorOrgFromSettingOrExtensions(t *testing.T) {
 	  {"case_id": "b", "setting_id": "s", "run_id": "1", "session": "sb", "extensions": {"org": "lab-case"}},
 	  {"case_id": "c", "setting_id": "named", "run_id": "1", "session": "sc", "extensions": {"org": "lab-case"}},
 	  {"case_id": "d", "setting_id": "s", "run_id": "1", "session": "sd", "extensions": {"org": 7}}]}`
-	m, err := Parse(filepath.Join(t.TempDir(), "c.json"), []byte(doc), false)
+	m, err := campaign.Parse(filepath.Join(t.TempDir(), "c.json"), []byte(doc), false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"a": "lab-campaign", "b": "lab-case", "c": "lab-setting", "d": ""}
 	for _, task := range m.Tasks {
-		if got := task.Options().Descriptors.Org; got != want[task.CaseID] {
+		if got := mustOptions(t, &task).Descriptors.Org; got != want[task.CaseID] {
 			t.Errorf("case %s: org %q, want %q", task.CaseID, got, want[task.CaseID])
 		}
 		if task.CaseID == "b" && string(task.Extensions["org"]) != `"lab-case"` {

@@ -1,3 +1,8 @@
+// Package batch runs a campaign (package campaign's model): every task of
+// a manifest exported as one batch, each execution an attempt with a
+// record, skipped when its shard is up to date, side by side (--jobs) and
+// in scheduler array shares; then the campaign page and the per-setting
+// merges. docs/campaigns.md states the rules.
 package batch
 
 import (
@@ -9,10 +14,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
-	"github.com/ceres-robotics/ceres-export/internal/output"
+	"github.com/ceres-robotics/ceres-export/internal/settings"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 )
@@ -39,7 +45,7 @@ type Options struct {
 	Jobs int
 	// Array is the array share this run is, or nil; only recorded (the
 	// caller passes the share's tasks).
-	Array *ArrayShare
+	Array *campaign.ArrayShare
 	// ToolName and ToolVersion name the exporter in records and
 	// fingerprints.
 	ToolName, ToolVersion string
@@ -61,7 +67,7 @@ type Options struct {
 	Salt string
 	// OnStart and OnDone, when set, are told about each task (one call at
 	// a time).
-	OnStart func(Task)
+	OnStart func(campaign.Task)
 	OnDone  func(TaskResult)
 
 	// export replaces export.Export in tests.
@@ -70,11 +76,11 @@ type Options struct {
 
 // TaskResult is what one task came to in one run.
 type TaskResult struct {
-	Task    Task
+	Task    campaign.Task
 	Outcome string
 	// Record is the attempt made, or for a skip the attempt whose result
 	// stands.
-	Record *Record
+	Record *campaign.Record
 	// Reason says why a task was skipped.
 	Reason string
 	// Misses are the expectations the task missed (see Check).
@@ -121,9 +127,9 @@ func (s *Summary) States() map[string]int {
 		case r.Record != nil:
 			n[r.Record.State]++
 		case r.Outcome == OutcomeInterrupted:
-			n[StateInterrupted]++
+			n[campaign.StateInterrupted]++
 		default:
-			n[StateFailed]++
+			n[campaign.StateFailed]++
 		}
 	}
 	return n
@@ -133,7 +139,7 @@ func (s *Summary) States() map[string]int {
 // stop the others; a cancelled ctx starts no further task and interrupts the
 // running ones. The error is non-nil only when the run could not work at
 // all (OUT cannot be made) or ctx was cancelled.
-func Run(ctx context.Context, tasks []Task, opts Options) (*Summary, error) {
+func Run(ctx context.Context, tasks []campaign.Task, opts Options) (*Summary, error) {
 	if opts.Jobs <= 0 {
 		opts.Jobs = DefaultJobs
 	}
@@ -143,12 +149,17 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Summary, error) {
 	if opts.export == nil {
 		opts.export = export.Export
 	}
-	for _, t := range tasks {
-		if err := t.options.Privacy.Check(opts.Salt); err != nil {
-			return nil, fmt.Errorf("task %s: %w", t.ID, err)
+	options := make([]export.Options, len(tasks))
+	for i := range tasks {
+		var err error
+		if options[i], err = taskOptions(&tasks[i]); err != nil {
+			return nil, err
+		}
+		if err := options[i].Privacy.Check(opts.Salt); err != nil {
+			return nil, fmt.Errorf("task %s: %w", tasks[i].ID, err)
 		}
 	}
-	if err := PrepareOut(opts.Out, ReadPaths(tasks, opts.Inputs)); err != nil {
+	if err := campaign.PrepareOut(opts.Out, campaign.ReadPaths(tasks, opts.Inputs)); err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
@@ -174,7 +185,7 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Summary, error) {
 				opts.OnStart(tasks[i])
 				mu.Unlock()
 			}
-			res := runTask(ctx, &tasks[i], opts, host)
+			res := runTask(ctx, &tasks[i], options[i], opts, host)
 			sum.Results[i] = res
 			if opts.OnDone != nil {
 				mu.Lock()
@@ -194,26 +205,26 @@ func Run(ctx context.Context, tasks []Task, opts Options) (*Summary, error) {
 }
 
 // runTask runs one task: skip it when up to date, else make an attempt.
-func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult {
+func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Options, host string) TaskResult {
 	begin := time.Now()
 	res := TaskResult{Task: *t}
 	finish := func() TaskResult {
 		res.Elapsed = time.Since(begin)
 		if res.Record != nil {
-			res.Misses = Check(t.Expected, res.Record)
+			res.Misses = campaign.Check(t.Expected, res.Record)
 		} else {
 			res.Misses = []string{"no attempt record: " + res.Reason}
 		}
 		return res
 	}
-	rec := &Record{
-		RecordVersion: RecordVersion, TaskID: t.ID, CampaignID: t.CampaignID, CaseID: t.CaseID,
-		SettingID: t.SettingID, RunID: t.RunID, State: StateRunning,
-		Tool: Tool{Name: opts.ToolName, Version: opts.ToolVersion}, Session: t.Session, Shard: t.ID,
+	rec := &campaign.Record{
+		RecordVersion: campaign.RecordVersion, TaskID: t.ID, CampaignID: t.CampaignID, CaseID: t.CaseID,
+		SettingID: t.SettingID, RunID: t.RunID, State: campaign.StateRunning,
+		Tool: campaign.Tool{Name: opts.ToolName, Version: opts.ToolVersion}, Session: t.Session, Shard: t.ID,
 		Options: t.Export, Extensions: t.Extensions, Expected: t.Expected,
 		Host: host, PID: os.Getpid(), Array: opts.Array, Scheduler: opts.Scheduler,
 	}
-	in, inErr := hashInputs(t)
+	in, inErr := hashInputs(t, eo.TaskSpec)
 	if inErr == nil {
 		rec.Inputs = in
 		fp, err := fingerprint(t, in, opts.ToolVersion)
@@ -223,7 +234,7 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 		rec.Fingerprint = fp
 	}
 	shardDir := filepath.Join(opts.Out, t.ID)
-	if err := closeAbandoned(opts.Out, t.ID, host); err != nil {
+	if err := campaign.CloseAbandoned(opts.Out, t.ID, host); err != nil {
 		res.Outcome, res.Reason = OutcomeFailed, err.Error()
 		return finish()
 	}
@@ -234,9 +245,8 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 		}
 	}
 
-	start := nowUTC()
-	rec.StartedAt = rfc3339(start)
-	if err := createRecord(opts.Out, rec); err != nil {
+	rec.Start(time.Now())
+	if err := campaign.CreateRecord(opts.Out, rec); err != nil {
 		res.Outcome, res.Reason = OutcomeFailed, err.Error()
 		return finish()
 	}
@@ -245,7 +255,6 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 	var rep *export.Report
 	err := inErr
 	if err == nil {
-		eo := t.options
 		eo.Version = opts.ToolVersion
 		// A shard already there is from other inputs (else it was skipped):
 		// replace it atomically; the old one stays until the new commits.
@@ -260,32 +269,30 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 		}
 		rep, err = opts.export(ctx, t.SessionDir, shardDir, eo)
 	}
-	end := nowUTC()
-	rec.EndedAt = rfc3339(end)
-	rec.DurationS = end.Sub(start).Seconds()
+	rec.End(time.Now())
 	switch {
 	case err == nil:
-		rec.State = StateSucceeded
-		rec.ExitStatus = intPtr(0)
+		rec.State = campaign.StateSucceeded
+		rec.SetExitStatus(0)
 		rec.Episodes, rec.Frames = rep.Episodes, rep.Frames
-		if c, ok := readCommitted(shardDir); ok {
-			rec.ShardReportSHA256 = c.reportSHA
+		if c, ok := campaign.ReadCommitted(shardDir); ok {
+			rec.ShardReportSHA256 = c.ReportSHA256
 		}
 		res.Outcome = OutcomeExported
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		rec.State = StateInterrupted
+		rec.State = campaign.StateInterrupted
 		rec.Error = err.Error()
 		res.Outcome = OutcomeInterrupted
 	default:
-		rec.State = StateFailed
+		rec.State = campaign.StateFailed
 		rec.Error = err.Error()
 		// The status the export command would have exited with.
-		rec.ExitStatus = intPtr(int(exitstatus.Of(err)))
+		rec.SetExitStatus(int(exitstatus.Of(err)))
 		res.Outcome = OutcomeFailed
 	}
-	miss := Check(t.Expected, rec)
-	rec.Expectation = &Expectation{Met: len(miss) == 0, Misses: miss}
-	if werr := updateRecord(opts.Out, rec); werr != nil && res.Outcome == OutcomeExported {
+	miss := campaign.Check(t.Expected, rec)
+	rec.Expectation = &campaign.Expectation{Met: len(miss) == 0, Misses: miss}
+	if werr := campaign.UpdateRecord(opts.Out, rec); werr != nil && res.Outcome == OutcomeExported {
 		res.Outcome, res.Reason = OutcomeFailed, werr.Error()
 	}
 	return finish()
@@ -295,26 +302,26 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 // its last finished attempt had this fingerprint and either succeeded,
 // leaving the shard that is there now and still passes a quick verify, or
 // failed (final unless RetryFailed).
-func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, string) {
-	recs, err := ReadRecords(opts.Out, filepath.Base(shardDir))
+func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*campaign.Record, string) {
+	recs, err := campaign.ReadRecords(opts.Out, filepath.Base(shardDir))
 	if err != nil {
 		return nil, ""
 	}
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
-		if r.State != StateSucceeded && r.State != StateFailed {
+		if r.State != campaign.StateSucceeded && r.State != campaign.StateFailed {
 			continue
 		}
 		if r.Fingerprint != fp {
 			return nil, ""
 		}
-		if r.State == StateFailed {
+		if r.State == campaign.StateFailed {
 			if opts.RetryFailed {
 				return nil, ""
 			}
 			return &r, fmt.Sprintf("attempt %d failed with the same inputs (--retry-failed runs it again)", r.AttemptNo)
 		}
-		if c, ok := readCommitted(shardDir); !ok || c.reportSHA != r.ShardReportSHA256 || c.attempt != r.AttemptNo {
+		if c, ok := campaign.ReadCommitted(shardDir); !ok || c.ReportSHA256 != r.ShardReportSHA256 || c.Attempt != r.AttemptNo {
 			return nil, ""
 		}
 		v, err := verify.Shard(ctx, shardDir, verify.Options{Quick: true})
@@ -326,111 +333,31 @@ func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, 
 	return nil, ""
 }
 
-// committed is what a task's shard, read through shard.Open, says of the
-// attempt that made it.
-type committed struct {
-	ds *shard.Dataset
-	// attempt is the attempt number of its campaign origin, 0 without one.
-	attempt int
-	// reportSHA and report are its export report's SHA-256 and bytes.
-	reportSHA string
-	report    []byte
+// taskOptions are the export options task t runs with: its settings
+// resolved (export.Resolve checks every value), the descriptors' org as
+// the task says (campaign.Task.Org).
+func taskOptions(t *campaign.Task) (export.Options, error) {
+	o, err := export.Resolve(t.Export, t.BaseDir)
+	if err != nil {
+		return o, fmt.Errorf("task %s: %w", t.ID, err)
+	}
+	o.Descriptors.Org = t.Org()
+	return o, nil
 }
 
-// readCommitted reads the shard at shardDir; false when there is none, or
-// it is not a readable shard.
-func readCommitted(shardDir string) (committed, bool) {
-	ds, err := shard.Open(shardDir)
-	if err != nil || ds.Merged {
-		return committed{}, false
+// Load reads the campaign manifest at path and checks every task's export
+// settings as the export will (export.Resolve): a value it refuses is an
+// error naming the JSON path where it was written.
+func Load(path string) (*campaign.Manifest, error) {
+	m, err := campaign.Load(path)
+	if err != nil {
+		return nil, err
 	}
-	c := committed{ds: ds}
-	if c.reportSHA, c.report, err = ds.ReportSHA256(); err != nil {
-		return committed{}, false
-	}
-	if origin, err := ds.Campaign(); err == nil && origin != nil {
-		c.attempt = int(origin.AttemptNo)
-	}
-	return c, true
-}
-
-// Check returns the ways rec misses exp (nil exp: the state must be
-// succeeded). An empty result means the task ended as expected.
-func Check(exp *Expected, rec *Record) []string {
-	e := Expected{State: StateSucceeded}
-	if exp != nil {
-		e = *exp
-		if e.State == "" {
-			e.State = StateSucceeded
-		}
-	}
-	var miss []string
-	if rec.State != e.State {
-		m := fmt.Sprintf("state %s, expected %s", rec.State, e.State)
-		if rec.Error != "" {
-			m += " (" + rec.Error + ")"
-		}
-		miss = append(miss, m)
-	}
-	if e.AttemptNo > 0 && rec.AttemptNo != e.AttemptNo {
-		miss = append(miss, fmt.Sprintf("attempt %d, expected %d", rec.AttemptNo, e.AttemptNo))
-	}
-	if rec.Episodes < e.MinEpisodes {
-		miss = append(miss, fmt.Sprintf("%d episodes, expected at least %d", rec.Episodes, e.MinEpisodes))
-	}
-	if rec.Frames < e.MinFrames {
-		miss = append(miss, fmt.Sprintf("%d frames, expected at least %d", rec.Frames, e.MinFrames))
-	}
-	return miss
-}
-
-// ReadPaths lists every path the tasks read, and extra.
-func ReadPaths(tasks []Task, extra []string) []string {
-	in := append([]string(nil), extra...)
-	for _, t := range tasks {
-		in = append(in, t.SessionDir)
-		in = append(in, t.options.Inputs...)
-	}
-	return in
-}
-
-// PrepareOut makes out a campaign output (output.KindCampaign, with its
-// marker, through the destination rules every writer follows) or checks
-// that it is one and overlaps none of the inputs. Array tasks starting at
-// once on one OUT all succeed: the first makes it, the others find it.
-func PrepareOut(out string, inputs []string) error {
-	for try := 0; ; try++ {
-		if kind, ok := output.KindOf(out); ok {
-			if kind != output.KindCampaign {
-				return fmt.Errorf("%w: %s is a %s made by ceres-export, not a campaign output", output.ErrDestinationRefused, out, kind)
-			}
-			_, err := output.CheckDestination(out, inputs, true)
-			return err
-		}
-		// An empty directory (made for the scheduler's log files) is taken
-		// over; anything else is refused by Stage, naming what is there.
-		if entries, err := os.ReadDir(out); err == nil && len(entries) == 0 {
-			_ = os.Remove(out)
-		}
-		st, err := output.Stage(out, output.StageOptions{Kind: output.KindCampaign, Inputs: inputs})
-		if err == nil {
-			if err := os.MkdirAll(filepath.Join(st.Dir(), layout.AttemptsDir), 0o755); err != nil {
-				_ = st.Abort()
-				return fmt.Errorf("batch: %w", err)
-			}
-			return st.Commit()
-		}
-		// Another array task is making it, or just made it: look again.
-		if errors.Is(err, output.ErrDestinationBusy) && try < 100 {
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		if errors.Is(err, output.ErrDestinationExists) {
-			if _, ok := output.KindOf(out); ok {
-				continue
-			}
-			return fmt.Errorf("%w: %s exists and is not a campaign output of ceres-export (no %s); choose a new directory", output.ErrDestinationRefused, out, layout.OutputMarkerPath)
-		}
+	if err := m.CheckExport(func(s settings.Settings, dir string) error {
+		_, err := export.Resolve(s, dir)
 		return err
+	}); err != nil {
+		return nil, err
 	}
+	return m, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
@@ -16,7 +17,7 @@ import (
 
 // fakeCampaign writes n tiny "sessions" (a file each) and returns their
 // tasks; sessions are only hashed, the fake export reads nothing.
-func fakeCampaign(t *testing.T, n int) (string, []Task) {
+func fakeCampaign(t *testing.T, n int) (string, []campaign.Task) {
 	t.Helper()
 	dir := t.TempDir()
 	var cases []string
@@ -31,7 +32,7 @@ func fakeCampaign(t *testing.T, n int) (string, []Task) {
 		cases = append(cases, `{"case_id": "`+filepath.Base(s)+`", "setting_id": "s", "run_id": "1", "session": "`+filepath.Base(s)+`"}`)
 	}
 	doc := `{"schema_version": 1, "campaign_id": "c", "settings": {"s": {}}, "cases": [` + strings.Join(cases, ",") + `]}`
-	m, err := Parse(filepath.Join(dir, "c.json"), []byte(doc), false)
+	m, err := campaign.Parse(filepath.Join(dir, "c.json"), []byte(doc), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestAttemptNumberingAcrossRetries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recs, err := ReadRecords(out, tasks[0].ID)
+	recs, err := campaign.ReadRecords(out, tasks[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestAttemptNumberingAcrossRetries(t *testing.T) {
 		t.Fatalf("%d records, want 3", len(recs))
 	}
 	for i, r := range recs {
-		if r.AttemptNo != i+1 || r.TaskID != "c__sa__s__run-1" || r.State != StateFailed || *r.ExitStatus != 4 || r.Fingerprint == "" || r.RecordVersion != RecordVersion {
+		if r.AttemptNo != i+1 || r.TaskID != "c__sa__s__run-1" || r.State != campaign.StateFailed || *r.ExitStatus != 4 || r.Fingerprint == "" || r.RecordVersion != campaign.RecordVersion {
 			t.Errorf("record %d: %+v", i, r)
 		}
 	}
@@ -114,11 +115,11 @@ func TestFailedTaskIsFinalUntilInputsChange(t *testing.T) {
 func TestAbandonedAttemptIsClosed(t *testing.T) {
 	out, tasks := fakeCampaign(t, 1)
 	host, _ := os.Hostname()
-	dead := &Record{RecordVersion: RecordVersion, TaskID: tasks[0].ID, State: StateRunning, Host: host, PID: 1 << 30}
-	if err := PrepareOut(out, nil); err != nil {
+	dead := &campaign.Record{RecordVersion: campaign.RecordVersion, TaskID: tasks[0].ID, State: campaign.StateRunning, Host: host, PID: 1 << 30}
+	if err := campaign.PrepareOut(out, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := createRecord(out, dead); err != nil {
+	if err := campaign.CreateRecord(out, dead); err != nil {
 		t.Fatal(err)
 	}
 	opts := Options{Out: out, export: func(context.Context, string, string, export.Options) (*export.Report, error) {
@@ -127,16 +128,16 @@ func TestAbandonedAttemptIsClosed(t *testing.T) {
 	if _, err := Run(context.Background(), tasks, opts); err != nil {
 		t.Fatal(err)
 	}
-	recs, _ := ReadRecords(out, tasks[0].ID)
-	if len(recs) != 2 || recs[0].State != StateInterrupted || recs[1].AttemptNo != 2 || recs[1].State != StateFailed {
+	recs, _ := campaign.ReadRecords(out, tasks[0].ID)
+	if len(recs) != 2 || recs[0].State != campaign.StateInterrupted || recs[1].AttemptNo != 2 || recs[1].State != campaign.StateFailed {
 		t.Fatalf("records %+v", recs)
 	}
 	if !strings.Contains(recs[0].Error, "killed") {
 		t.Fatalf("error %q", recs[0].Error)
 	}
 	// One still running on this host is left alone, and the task refused.
-	alive := &Record{RecordVersion: RecordVersion, TaskID: tasks[0].ID, State: StateRunning, Host: host, PID: os.Getppid()}
-	if err := createRecord(out, alive); err != nil {
+	alive := &campaign.Record{RecordVersion: campaign.RecordVersion, TaskID: tasks[0].ID, State: campaign.StateRunning, Host: host, PID: os.Getppid()}
+	if err := campaign.CreateRecord(out, alive); err != nil {
 		t.Fatal(err)
 	}
 	sum, _ := Run(context.Background(), tasks, opts)
@@ -180,7 +181,7 @@ func TestJobsAndCancel(t *testing.T) {
 		t.Fatalf("%d interrupted, want 6: %+v", got, sum.Results)
 	}
 	for _, r := range sum.Results[:3] {
-		if r.Record == nil || r.Record.State != StateInterrupted || r.Record.ExitStatus != nil {
+		if r.Record == nil || r.Record.State != campaign.StateInterrupted || r.Record.ExitStatus != nil {
 			t.Fatalf("%+v", r.Record)
 		}
 	}
@@ -195,13 +196,13 @@ func TestJobsAndCancel(t *testing.T) {
 // existing directory of other files is refused, so is OUT inside a session.
 func TestPrepareOut(t *testing.T) {
 	out, tasks := fakeCampaign(t, 1)
-	if err := PrepareOut(out, nil); err != nil {
+	if err := campaign.PrepareOut(out, nil); err != nil {
 		t.Fatal(err)
 	}
 	if kind, ok := output.KindOf(out); !ok || kind != output.KindCampaign {
 		t.Fatalf("kind %q %v", kind, ok)
 	}
-	if err := PrepareOut(out, nil); err != nil {
+	if err := campaign.PrepareOut(out, nil); err != nil {
 		t.Fatalf("again: %v", err)
 	}
 	other := filepath.Join(t.TempDir(), "data")
@@ -211,7 +212,7 @@ func TestPrepareOut(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, "notes.txt"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := PrepareOut(other, nil)
+	err := campaign.PrepareOut(other, nil)
 	if !errors.Is(err, output.ErrDestinationRefused) || err.Error() != "output: destination refused: "+other+" exists and is not a campaign output of ceres-export (no "+layout.OutputMarkerPath+"); choose a new directory" {
 		t.Fatalf("error %v", err)
 	}
@@ -223,7 +224,7 @@ func TestPrepareOut(t *testing.T) {
 	fresh := filepath.Join(t.TempDir(), "fresh")
 	errs := make(chan error, 4)
 	for range 4 {
-		go func() { errs <- PrepareOut(fresh, nil) }()
+		go func() { errs <- campaign.PrepareOut(fresh, nil) }()
 	}
 	for range 4 {
 		if err := <-errs; err != nil {

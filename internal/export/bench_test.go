@@ -96,8 +96,8 @@ func runRowsStage(tb testing.TB, in *rowsStageInput, dir string) {
 	for _, ep := range in.p.Episodes {
 		maxLen = max(maxLen, ep.Length)
 	}
-	newBatch := func() *shard.EpisodeBatch { return shard.NewEpisodeBatch(in.shard, maxLen) }
-	err = ra.assembleEpisodes(context.Background(), in.p.Episodes, in.p.FPS, newBatch, func(i int, b *shard.EpisodeBatch) error {
+	newRows := func() *shard.EpisodeRows { return shard.NewEpisodeRows(in.shard, maxLen) }
+	err = ra.assembleEpisodes(context.Background(), in.p.Episodes, in.p.FPS, newRows, func(i int, b *shard.EpisodeRows) error {
 		_, err := w.WriteEpisode(int64(i), 0, b)
 		return err
 	})
@@ -130,8 +130,8 @@ func runBuilderStage(tb testing.TB, in *rowsStageInput, dir string) {
 	for _, ep := range in.p.Episodes {
 		maxLen = max(maxLen, ep.Length)
 	}
-	newBatch := func() *shard.EpisodeBatch { return sb.NewBatch(maxLen) }
-	err = ra.assembleEpisodes(context.Background(), in.p.Episodes, in.p.FPS, newBatch, func(i int, b *shard.EpisodeBatch) error {
+	newRows := func() *shard.EpisodeRows { return sb.NewRows(maxLen) }
+	err = ra.assembleEpisodes(context.Background(), in.p.Episodes, in.p.FPS, newRows, func(i int, b *shard.EpisodeRows) error {
 		return sb.WriteEpisode(shard.EpisodeMeta{Task: in.p.Episodes[i].Task}, b)
 	})
 	if err != nil {
@@ -143,16 +143,16 @@ func runBuilderStage(tb testing.TB, in *rowsStageInput, dir string) {
 }
 
 // assembleAll assembles every episode's rows into batches of their own.
-func assembleAll(tb testing.TB, in *rowsStageInput) []*shard.EpisodeBatch {
+func assembleAll(tb testing.TB, in *rowsStageInput) []*shard.EpisodeRows {
 	tb.Helper()
 	ra, err := newRowAssembler(in.j, in.features)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer ra.close()
-	var out []*shard.EpisodeBatch
+	var out []*shard.EpisodeRows
 	for _, ep := range in.p.Episodes {
-		b := shard.NewEpisodeBatch(in.shard, ep.Length)
+		b := shard.NewEpisodeRows(in.shard, ep.Length)
 		if err := ra.episode(ep, in.p.FPS, b); err != nil {
 			tb.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func assembleAll(tb testing.TB, in *rowsStageInput) []*shard.EpisodeBatch {
 
 // writeBatches is the rows stage's writing half alone: the DataWriter on
 // rows already assembled.
-func writeBatches(tb testing.TB, in *rowsStageInput, batches []*shard.EpisodeBatch, dir string) {
+func writeBatches(tb testing.TB, in *rowsStageInput, batches []*shard.EpisodeRows, dir string) {
 	tb.Helper()
 	w, err := shard.NewDataWriter(dir, in.shard, shard.DataWriterOptions{FPS: in.p.FPS})
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 // their sources, within one episode: frame k holds the source's frame k+1,
 // and the episode's last frame holds its own value, so that no frame is
 // dropped and no value crosses into another episode (docs/profiles.md).
-func fillNext(features []rowFeature, b *shard.EpisodeBatch) {
+func fillNext(features []rowFeature, b *shard.EpisodeRows) {
 	n := b.Len
 	if n == 0 {
 		return

@@ -587,8 +587,8 @@ func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.B
 	opts.Progress.Stage("rows", total)
 	defer opts.Progress.Done("rows")
 	done := 0
-	newBatch := func() *shard.EpisodeBatch { return b.NewBatch(maxLen) }
-	err = ra.assembleEpisodes(ctx, p.Episodes, p.FPS, newBatch, func(i int, batch *shard.EpisodeBatch) error {
+	newRows := func() *shard.EpisodeRows { return b.NewRows(maxLen) }
+	err = ra.assembleEpisodes(ctx, p.Episodes, p.FPS, newRows, func(i int, rows *shard.EpisodeRows) error {
 		ep := p.Episodes[i]
 		task, _ := applied.Task(ep.Task)
 		taskString, label, session := task.Instructions, task.Label, j.Info.SessionID
@@ -619,7 +619,7 @@ func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.B
 				Stats: imageStats(er.Stats),
 			}
 		}
-		if err := b.WriteEpisode(meta, batch); err != nil {
+		if err := b.WriteEpisode(meta, rows); err != nil {
 			return err
 		}
 		done += ep.Length

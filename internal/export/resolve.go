@@ -1,7 +1,6 @@
 package export
 
 import (
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -25,10 +24,7 @@ func Resolve(s settings.Settings, baseDir string) (Options, error) {
 	o.NoVideoReuse = s.NoVideoReuse
 	o.Video = VideoOptions{Codec: s.Vcodec, CRF: s.CRF, Preset: s.Preset, G: s.G, Concurrency: s.CameraJobs, Threads: s.EncoderThreads}
 	if s.Profile != "" {
-		p := s.Profile
-		if baseDir != "" && !filepath.IsAbs(p) {
-			p = filepath.Join(baseDir, p)
-		}
+		p := settings.Path(s.Profile, baseDir)
 		prof, err := profile.ReadFile(p)
 		if err != nil {
 			return o, &settings.SettingError{Setting: "profile", Value: strconv.Quote(s.Profile), Err: err}
@@ -104,10 +100,7 @@ func Resolve(s settings.Settings, baseDir string) (Options, error) {
 		o.Descriptors.Levels = append(o.Descriptors.Levels, descriptor.Group{Level: level, Key: strings.TrimSpace(key)})
 	}
 	if s.TaskSpec != "" {
-		p := s.TaskSpec
-		if baseDir != "" && !filepath.IsAbs(p) {
-			p = filepath.Join(baseDir, p)
-		}
+		p := settings.Path(s.TaskSpec, baseDir)
 		b, err := input.ReadFile(p)
 		if err != nil {
 			return o, &settings.SettingError{Setting: "task_spec", Value: strconv.Quote(s.TaskSpec), Err: err}

@@ -65,7 +65,7 @@ func (c *SensorCounts) mark(state string, ep, k int) {
 	c.Runs = append(c.Runs, FrameRun{State: state, Episode: ep, From: k, Frames: 1})
 }
 
-// rowAssembler fills episode batches from the journal's sensor streams.
+// rowAssembler fills episodes' rows from the journal's sensor streams.
 type rowAssembler struct {
 	features []rowFeature
 	holders  []*holder       // in SESSION order of their streams' first use
@@ -156,7 +156,7 @@ func (ra *rowAssembler) close() error {
 // episode fills b with the rows of episode ep at fps. Every column is sized
 // to the episode first; then each stream in turn is followed through the
 // episode's frames and its values copied or decoded in place.
-func (ra *rowAssembler) episode(ep plan.Episode, fps int, b *shard.EpisodeBatch) error {
+func (ra *rowAssembler) episode(ep plan.Episode, fps int, b *shard.EpisodeRows) error {
 	n := ep.Length
 	b.Len = n
 	if cap(ra.colBytes) < len(ra.features) {
@@ -190,7 +190,7 @@ func (ra *rowAssembler) episode(ep plan.Episode, fps int, b *shard.EpisodeBatch)
 
 // follow advances holder hi through the frame times and stores, for each
 // frame, its value in every feature part that the holder's stream feeds.
-func (ra *rowAssembler) follow(hi int, ep plan.Episode, times []int64, b *shard.EpisodeBatch) error {
+func (ra *rowAssembler) follow(hi int, ep plan.Episode, times []int64, b *shard.EpisodeRows) error {
 	h, counts, dests := ra.holders[hi], ra.sensors[hi], ra.dests[hi]
 	for k := 0; k < len(times); k++ {
 		t := times[k]
@@ -233,7 +233,7 @@ func (ra *rowAssembler) follow(hi int, ep plan.Episode, times []int64, b *shard.
 
 // store puts frame k's value of every part in dests into its column: the
 // idx-th value of each field's raw bytes in fields.
-func (ra *rowAssembler) store(dests []partDest, k int, b *shard.EpisodeBatch, fields [][]byte, idx int) {
+func (ra *rowAssembler) store(dests []partDest, k int, b *shard.EpisodeRows, fields [][]byte, idx int) {
 	for _, d := range dests {
 		p := d.part
 		v := fields[p.field][idx*p.size+p.skip : idx*p.size+p.skip+p.span]
@@ -256,26 +256,26 @@ func (ra *rowAssembler) store(dests []partDest, k int, b *shard.EpisodeBatch, fi
 // assembleEpisodes assembles the rows of every episode, in order, and hands
 // each to write with its index. Assembling episode i+1 (reading and
 // decoding the journal, holding samples per frame) runs in its own
-// goroutine while write handles episode i, on two batches from newBatch used
-// in turn: write must be done with a batch when it returns. The first error,
+// goroutine while write handles episode i, on two sets of rows from newRows used
+// in turn: write must be done with its rows when it returns. The first error,
 // or ctx's, stops both sides.
 func (ra *rowAssembler) assembleEpisodes(ctx context.Context, episodes []plan.Episode, fps int,
-	newBatch func() *shard.EpisodeBatch, write func(i int, b *shard.EpisodeBatch) error) error {
+	newRows func() *shard.EpisodeRows, write func(i int, b *shard.EpisodeRows) error) error {
 	type assembled struct {
-		b   *shard.EpisodeBatch
+		b   *shard.EpisodeRows
 		err error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	free := make(chan *shard.EpisodeBatch, 2)
-	free <- newBatch()
-	free <- newBatch()
+	free := make(chan *shard.EpisodeRows, 2)
+	free <- newRows()
+	free <- newRows()
 	ready := make(chan assembled)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for i, ep := range episodes {
-			var b *shard.EpisodeBatch
+			var b *shard.EpisodeRows
 			select {
 			case b = <-free:
 			case <-ctx.Done():

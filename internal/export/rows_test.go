@@ -15,8 +15,8 @@ import (
 
 // cloneBatch copies a batch's rows of features (the assembler reuses its
 // batches).
-func cloneBatch(b *shard.EpisodeBatch, features []shard.Feature) *shard.EpisodeBatch {
-	out := &shard.EpisodeBatch{Len: b.Len}
+func cloneBatch(b *shard.EpisodeRows, features []shard.Feature) *shard.EpisodeRows {
+	out := &shard.EpisodeRows{Len: b.Len}
 	for i := range b.Columns {
 		out.Columns = append(out.Columns, b.Columns[i].Clone(features[i].Dtype))
 	}
@@ -43,10 +43,10 @@ func TestAssembleEpisodesMatchesSequential(t *testing.T) {
 		for _, ep := range in.p.Episodes {
 			maxLen = max(maxLen, ep.Length)
 		}
-		var got []*shard.EpisodeBatch
+		var got []*shard.EpisodeRows
 		err = ra.assembleEpisodes(context.Background(), in.p.Episodes, in.p.FPS,
-			func() *shard.EpisodeBatch { return shard.NewEpisodeBatch(in.shard, maxLen) },
-			func(i int, b *shard.EpisodeBatch) error {
+			func() *shard.EpisodeRows { return shard.NewEpisodeRows(in.shard, maxLen) },
+			func(i int, b *shard.EpisodeRows) error {
 				if i != len(got) {
 					t.Errorf("write got episode %d, want %d", i, len(got))
 				}
@@ -80,7 +80,7 @@ func sequentialCounts(t *testing.T, in *rowsStageInput) map[string]*SensorCounts
 	}
 	defer ra.close()
 	for _, ep := range in.p.Episodes {
-		b := shard.NewEpisodeBatch(in.shard, ep.Length)
+		b := shard.NewEpisodeRows(in.shard, ep.Length)
 		if err := ra.episode(ep, in.p.FPS, b); err != nil {
 			t.Fatal(err)
 		}
@@ -117,8 +117,8 @@ func TestAssembleEpisodesStops(t *testing.T) {
 			}
 			writes := 0
 			err = ra.assembleEpisodes(ctx, in.p.Episodes, in.p.FPS,
-				func() *shard.EpisodeBatch { return shard.NewEpisodeBatch(in.shard, 1) },
-				func(i int, b *shard.EpisodeBatch) error {
+				func() *shard.EpisodeRows { return shard.NewEpisodeRows(in.shard, 1) },
+				func(i int, b *shard.EpisodeRows) error {
 					writes++
 					if i == tc.failAt {
 						return boom
@@ -233,7 +233,7 @@ func TestEpisodesSkipGaps(t *testing.T) {
 	}
 	defer ra.close()
 	for e, ep := range in.p.Episodes {
-		b := shard.NewEpisodeBatch(in.shard, ep.Length)
+		b := shard.NewEpisodeRows(in.shard, ep.Length)
 		if err := ra.episode(ep, in.p.FPS, b); err != nil {
 			t.Fatal(err)
 		}

@@ -354,7 +354,7 @@ func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
 			if s.isMerged() {
 				continue
 			}
-			if fingerprints[i], fpErr = fingerprint(ctx, s.dir); fpErr != nil {
+			if fingerprints[i], fpErr = contentDigest(ctx, s.dir); fpErr != nil {
 				return
 			}
 		}
@@ -489,7 +489,7 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 			maxLen = max(maxLen, e.Length)
 		}
 	}
-	batch := b.NewBatch(int(maxLen))
+	episodeRows := b.NewRows(int(maxLen))
 	var episodes, frames int64
 	for si, s := range m.sources {
 		srcIndex := int64(m.reportIndex[si])
@@ -501,7 +501,7 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 			return nil, err
 		}
 		m.log.Info("merging rows", "source", s.dir, "episodes", len(s.episodes))
-		if err := m.writeSource(ctx, b, si, s, srcIndex, data, batch, plans); err != nil {
+		if err := m.writeSource(ctx, b, si, s, srcIndex, data, episodeRows, plans); err != nil {
 			return nil, err
 		}
 		for h, spec := range s.specs {
@@ -527,7 +527,7 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 }
 
 // writeSource writes the episodes of source si.
-func (m *merger) writeSource(ctx context.Context, b *shard.Builder, si int, s *source, srcIndex int64, data []shard.Feature, batch *shard.EpisodeBatch, plans []*videoPlan) error {
+func (m *merger) writeSource(ctx context.Context, b *shard.Builder, si int, s *source, srcIndex int64, data []shard.Feature, episodeRows *shard.EpisodeRows, plans []*videoPlan) error {
 	rows := s.ds.NewRowReader(data)
 	defer rows.Close()
 	for ei := range s.episodes {
@@ -535,7 +535,7 @@ func (m *merger) writeSource(ctx context.Context, b *shard.Builder, si int, s *s
 			return err
 		}
 		e := &s.episodes[ei]
-		if err := rows.Read(ctx, &e.Episode, batch); err != nil {
+		if err := rows.Read(ctx, &e.Episode, episodeRows); err != nil {
 			return err
 		}
 		meta := shard.EpisodeMeta{Task: e.Tasks[0], Videos: map[string]shard.VideoSegment{}, Ceres: e.Ceres}
@@ -549,7 +549,7 @@ func (m *merger) writeSource(ctx context.Context, b *shard.Builder, si int, s *s
 		if !s.isMerged() {
 			meta.Ceres.Source = episodeSource(s, srcIndex, e)
 		}
-		if err := b.WriteEpisode(meta, batch); err != nil {
+		if err := b.WriteEpisode(meta, episodeRows); err != nil {
 			return fmt.Errorf("%s episode %d: %w", s.dir, e.Index, err)
 		}
 	}

@@ -121,7 +121,7 @@ func mustVerify(t *testing.T, dir string) {
 // episodes, rows by episode, tasks.
 type dataset struct {
 	src   *source
-	rows  []*shard.EpisodeBatch // per episode, the data features' rows
+	rows  []*shard.EpisodeRows // per episode, the data features' rows
 	tasks []string
 }
 
@@ -141,7 +141,7 @@ func readDataset(t *testing.T, dir string) *dataset {
 	rows := s.ds.NewRowReader(data)
 	defer rows.Close()
 	for i := range s.episodes {
-		b := shard.NewEpisodeBatch(data, int(s.episodes[i].Length))
+		b := shard.NewEpisodeRows(data, int(s.episodes[i].Length))
 		if err := rows.Read(context.Background(), &s.episodes[i].Episode, b); err != nil {
 			t.Fatal(err)
 		}

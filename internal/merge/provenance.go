@@ -35,7 +35,8 @@ type SourceReport struct {
 	// ceres/export-report.json: with the shard's deterministic output it
 	// names what the shard held.
 	ExportReportSHA256 string `json:"exportReportSha256"`
-	// Fingerprint identifies the shard's files (see fingerprint).
+	// Fingerprint is the shard's content digest (contentDigest): what
+	// its files held when it was merged.
 	Fingerprint string `json:"fingerprint"`
 	// CampaignTaskID and CampaignAttempt come from ceres/campaign.json.
 	CampaignTaskID  string `json:"campaignTaskId,omitempty"`
@@ -121,7 +122,9 @@ func episodeSource(s *source, index int64, e *sourceEpisode) *layout.EpisodeSour
 	return src
 }
 
-// fingerprint identifies a shard's content cheaply: the SHA-256 over its
+// contentDigest identifies a shard's content cheaply (the merge report's
+// fingerprint of a source; not a campaign task's fingerprint, which covers
+// what a shard is made from): the SHA-256 over its
 // regular files in path order, each contributing "<relative path>\x00"
 // and then the SHA-256 of its bytes, or for an mp4 "size <bytes>", and
 // "\n". Hashing every video byte would read the whole shard a second time
@@ -130,7 +133,7 @@ func episodeSource(s *source, index int64, e *sourceEpisode) *layout.EpisodeSour
 // and the report hold the camera files' hashes and the encoder settings
 // of a deterministic encode), and the merge checks every packet's place
 // on the frame grid as it copies.
-func fingerprint(ctx context.Context, dir string) (string, error) {
+func contentDigest(ctx context.Context, dir string) (string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -142,7 +145,7 @@ func fingerprint(ctx context.Context, dir string) (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("fingerprint %s: %w", dir, err)
+		return "", fmt.Errorf("content digest of %s: %w", dir, err)
 	}
 	sort.Strings(files)
 	h := sha256.New()
@@ -155,14 +158,14 @@ func fingerprint(ctx context.Context, dir string) (string, error) {
 		if strings.HasSuffix(rel, ".mp4") {
 			st, err := os.Stat(p)
 			if err != nil {
-				return "", fmt.Errorf("fingerprint %s: %w", dir, err)
+				return "", fmt.Errorf("content digest of %s: %w", dir, err)
 			}
 			fmt.Fprintf(h, "%s\x00size %d\n", rel, st.Size())
 			continue
 		}
 		sum, _, err := input.SHA256(p)
 		if err != nil {
-			return "", fmt.Errorf("fingerprint %s: %w", dir, err)
+			return "", fmt.Errorf("content digest of %s: %w", dir, err)
 		}
 		fmt.Fprintf(h, "%s\x00%s\n", rel, sum)
 	}

@@ -8,6 +8,7 @@ package settings
 
 import (
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 )
@@ -63,6 +64,28 @@ func (e *SettingError) Error() string {
 }
 
 func (e *SettingError) Unwrap() error { return e.Err }
+
+// Path is the file p of a setting (profile, task_spec) as the process
+// opens it: relative to baseDir ("" for the working directory) unless
+// absolute.
+func Path(p, baseDir string) string {
+	if baseDir != "" && !filepath.IsAbs(p) {
+		return filepath.Join(baseDir, p)
+	}
+	return p
+}
+
+// Files are the files the settings name (the profile, a corrected
+// specification), as Path opens them.
+func (s Settings) Files(baseDir string) []string {
+	var out []string
+	for _, p := range []string{s.Profile, s.TaskSpec} {
+		if p != "" {
+			out = append(out, Path(p, baseDir))
+		}
+	}
+	return out
+}
 
 // FlagName is the command-line flag of a setting's JSON name.
 func FlagName(setting string) string { return strings.ReplaceAll(setting, "_", "-") }

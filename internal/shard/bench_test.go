@@ -42,7 +42,7 @@ const (
 
 // benchData holds the same episodes as batches and as reference rows.
 type benchData struct {
-	batches []*EpisodeBatch
+	batches []*EpisodeRows
 	rows    [][]benchRow
 }
 
@@ -51,7 +51,7 @@ func makeBenchData() *benchData {
 	d := &benchData{}
 	var index int64
 	for e := 0; e < benchEpisodes; e++ {
-		b := NewEpisodeBatch(benchFeatures, benchFrames)
+		b := NewEpisodeRows(benchFeatures, benchFrames)
 		b.Len = benchFrames
 		rows := make([]benchRow, benchFrames)
 		for k := 0; k < benchFrames; k++ {
@@ -210,7 +210,7 @@ func TestRowsStageAllocations(t *testing.T) {
 }
 
 func allocsForFrames(t *testing.T, frames int) float64 {
-	batch := NewEpisodeBatch(benchFeatures, frames)
+	batch := NewEpisodeRows(benchFeatures, frames)
 	batch.Len = frames
 	SetValues(&batch.Columns[0], Values[float32](&batch.Columns[0])[:frames*14])
 	SetValues(&batch.Columns[1], Values[float32](&batch.Columns[1])[:frames*14])

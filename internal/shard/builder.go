@@ -138,10 +138,10 @@ func NewBuilder(dir string, features []Feature, opts Options) (*Builder, error) 
 	return b, nil
 }
 
-// NewBatch returns an empty batch shaped for this builder's data features.
-func (b *Builder) NewBatch(capacity int) *EpisodeBatch { return NewEpisodeBatch(b.features, capacity) }
+// NewRows returns empty rows shaped for this builder's data features.
+func (b *Builder) NewRows(capacity int) *EpisodeRows { return NewEpisodeRows(b.features, capacity) }
 
-// ColumnIndex returns the index in EpisodeBatch.Columns of the data feature
+// ColumnIndex returns the index in EpisodeRows.Columns of the data feature
 // name, or -1 when there is none (unknown name or a video feature).
 func (b *Builder) ColumnIndex(name string) int {
 	for i, f := range b.dataCols {
@@ -167,7 +167,7 @@ func (b *Builder) AddTask(text string) int64 {
 // WriteEpisode writes the next episode's rows (one row group), computes its
 // statistics and records its metadata row. Validation errors leave the
 // builder usable; a write error breaks it.
-func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeBatch) error {
+func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeRows) error {
 	if b.finished {
 		return ErrClosed
 	}
@@ -237,7 +237,7 @@ func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeBatch) error {
 
 // episodeStats computes the stats of every stats feature for one episode,
 // in b.statsFts order.
-func (b *Builder) episodeStats(rows *EpisodeBatch, index, task, from int64, videos []VideoSegment) []Stats {
+func (b *Builder) episodeStats(rows *EpisodeRows, index, task, from int64, videos []VideoSegment) []Stats {
 	type job struct {
 		f Feature
 		c *ColumnData

@@ -41,7 +41,7 @@ func buildLeRobotReferenceTwin(t *testing.T, dir string) {
 		n    int
 		task string
 	}{{7, "pick up the red cube"}, {5, "place the cube in the bin"}, {6, "pick up the red cube"}}
-	batch := b.NewBatch(8)
+	batch := b.NewRows(8)
 	var counter int64
 	for ep, e := range episodes {
 		for i := range batch.Columns {

@@ -138,7 +138,7 @@ func (w *DataWriter) Frames() int64 { return w.frames }
 
 // WriteEpisode appends one episode as one row group. episodeIndex must be the
 // number of episodes written before; taskIndex fills the task_index column.
-func (w *DataWriter) WriteEpisode(episodeIndex, taskIndex int64, b *EpisodeBatch) (DataLocation, error) {
+func (w *DataWriter) WriteEpisode(episodeIndex, taskIndex int64, b *EpisodeRows) (DataLocation, error) {
 	if w.closed {
 		return DataLocation{}, ErrClosed
 	}
@@ -156,7 +156,7 @@ func (w *DataWriter) WriteEpisode(episodeIndex, taskIndex int64, b *EpisodeBatch
 	return loc, nil
 }
 
-func (w *DataWriter) checkBatch(episodeIndex int64, b *EpisodeBatch) error {
+func (w *DataWriter) checkBatch(episodeIndex int64, b *EpisodeRows) error {
 	if episodeIndex != w.episodes {
 		return fmt.Errorf("shard: episode index %d, want %d (episodes are written in order)", episodeIndex, w.episodes)
 	}
@@ -176,7 +176,7 @@ func (w *DataWriter) checkBatch(episodeIndex int64, b *EpisodeBatch) error {
 	return nil
 }
 
-func (w *DataWriter) writeEpisode(episodeIndex, taskIndex int64, b *EpisodeBatch) (DataLocation, error) {
+func (w *DataWriter) writeEpisode(episodeIndex, taskIndex int64, b *EpisodeRows) (DataLocation, error) {
 	if err := w.rotateIfNeeded(int64(b.Len)); err != nil {
 		return DataLocation{}, err
 	}

@@ -11,10 +11,10 @@
 //	defer st.Abort()                       // no-op after Commit
 //	prev, _ := shard.OpenPrevious(dest)    // nil on a first export; videos to reuse
 //	b, err := shard.NewBuilder(st.Dir(), features, shard.Options{FPS: 30, RobotType: "so100"})
-//	batch := b.NewBatch(maxFrames)
+//	rows := b.NewRows(maxFrames)
 //	for each episode {
-//		fill batch.Columns[i].<Dtype> row-major, set batch.Len
-//		err = b.WriteEpisode(shard.EpisodeMeta{Task: ..., Videos: ..., Ceres: ...}, batch)
+//		fill rows.Columns[i] row-major (shard.Values), set rows.Len
+//		err = b.WriteEpisode(shard.EpisodeMeta{Task: ..., Videos: ..., Ceres: ...}, rows)
 //	}
 //	err = b.WriteSpec(hash, canonical)     // once per specification (applied and recorded)
 //	err = b.Finish(report)

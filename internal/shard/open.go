@@ -71,7 +71,7 @@ func (i *Info) VideoFeatures() []Feature {
 }
 
 // DataFeatures returns the features that have a data column, in order:
-// the columns an EpisodeBatch holds.
+// the columns an EpisodeRows holds.
 func (i *Info) DataFeatures() []Feature {
 	var out []Feature
 	for _, f := range i.Features {

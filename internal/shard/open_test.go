@@ -58,11 +58,11 @@ func TestOpenReadsWhatTheBuilderWrote(t *testing.T) {
 		if want := fixtureVideoStats(i); !reflect.DeepEqual(v.Stats, want) || v.ToTimestamp <= v.FromTimestamp {
 			t.Errorf("episode %d video %+v, want stats %+v", i, v, want)
 		}
-		batch := NewEpisodeBatch(ds.Info.DataFeatures(), int(e.Length))
+		batch := NewEpisodeRows(ds.Info.DataFeatures(), int(e.Length))
 		if err := rows.Read(context.Background(), &e, batch); err != nil {
 			t.Fatal(err)
 		}
-		want := NewEpisodeBatch(fixtureFeatures, int(e.Length))
+		want := NewEpisodeRows(fixtureFeatures, int(e.Length))
 		fillFixtureBatch(want, i, int(e.Length))
 		if !reflect.DeepEqual(batch, want) {
 			t.Errorf("episode %d rows differ from what was written", i)

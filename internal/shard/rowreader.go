@@ -8,7 +8,7 @@ import (
 )
 
 // RowReader reads episodes' rows back from a dataset's data files into an
-// EpisodeBatch (one ColumnData per data feature, Info.DataFeatures order).
+// EpisodeRows (one ColumnData per data feature, Info.DataFeatures order).
 // It holds the data file of the episode read last, so that reading the
 // episodes in order opens each file once. Close releases it.
 type RowReader struct {
@@ -20,7 +20,7 @@ type RowReader struct {
 }
 
 // NewRowReader returns a reader of the dataset's rows of features, data
-// features in the order of the batches it fills (nil: Info.DataFeatures()).
+// features in the order of the rows it fills (nil: Info.DataFeatures()).
 func (d *Dataset) NewRowReader(features []Feature) *RowReader {
 	if features == nil {
 		features = d.Info.DataFeatures()
@@ -28,9 +28,9 @@ func (d *Dataset) NewRowReader(features []Feature) *RowReader {
 	return &RowReader{d: d, features: features}
 }
 
-// Read fills batch with episode e's rows, checking that the rows it finds
+// Read fills rows with episode e's rows, checking that the rows it finds
 // are that episode's (episode_index and index at both ends).
-func (r *RowReader) Read(ctx context.Context, e *Episode, batch *EpisodeBatch) error {
+func (r *RowReader) Read(ctx context.Context, e *Episode, rows *EpisodeRows) error {
 	if key := (DataLocation{ChunkIndex: e.Data.ChunkIndex, FileIndex: e.Data.FileIndex}); r.tbl == nil || key != r.key {
 		r.Close()
 		t, err := readTable(ctx, r.d.Path(layout.DataPath(e.Data.ChunkIndex, e.Data.FileIndex)))
@@ -53,13 +53,13 @@ func (r *RowReader) Read(ctx context.Context, e *Episode, batch *EpisodeBatch) e
 	if err := checkEpisodeRows(t, e, lo, hi); err != nil {
 		return err
 	}
-	batch.Len = int(e.Length)
+	rows.Len = int(e.Length)
 	for ci, f := range r.features {
 		col, ok := t.cols[f.Name]
 		if !ok {
 			return fmt.Errorf("%s: no column %s", t.path, f.Name)
 		}
-		if err := fillColumn(f, col, lo, hi, &batch.Columns[ci]); err != nil {
+		if err := fillColumn(f, col, lo, hi, &rows.Columns[ci]); err != nil {
 			return fmt.Errorf("%s episode %d: %w", t.path, e.Index, err)
 		}
 	}

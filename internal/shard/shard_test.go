@@ -47,7 +47,7 @@ var fixtureFeatures = []Feature{
 var fixtureEpisodeLens = []int{7, 1, 12}
 
 // fillFixtureBatch fills a batch with seeded values for episode e.
-func fillFixtureBatch(b *EpisodeBatch, e, n int) {
+func fillFixtureBatch(b *EpisodeRows, e, n int) {
 	rng := rand.New(rand.NewSource(int64(100 + e)))
 	for i := range b.Columns {
 		b.Columns[i] = ColumnData{}
@@ -86,7 +86,7 @@ func buildFixture(t *testing.T, dir string, opts Options) *Builder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch := b.NewBatch(16)
+	batch := b.NewRows(16)
 	pass := "pass"
 	var from float64
 	for e, n := range fixtureEpisodeLens {
@@ -198,7 +198,7 @@ func TestDataReadBack(t *testing.T) {
 	if tbl.NumRows() != int64(total) {
 		t.Fatalf("%d rows, want %d", tbl.NumRows(), total)
 	}
-	want := NewEpisodeBatch(fixtureFeatures, 16)
+	want := NewEpisodeRows(fixtureFeatures, 16)
 	row := 0
 	for e, n := range fixtureEpisodeLens {
 		fillFixtureBatch(want, e, n)
@@ -328,7 +328,7 @@ func TestArrowSchemaDrift(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			b := NewEpisodeBatch(feats, 4)
+			b := NewEpisodeRows(feats, 4)
 			b.Len = 2
 			SetValues(&b.Columns[0], []float32{1, 2, 3, 4, 5, 6})
 			SetValues(&b.Columns[1], []float64{1, 2, 3, 4})
@@ -596,7 +596,7 @@ func TestRotation(t *testing.T) {
 	wantLoc := [][2]int{{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0}}
 	var from int64
 	for e, n := range lens {
-		b := &EpisodeBatch{Len: n, Columns: []ColumnData{ColumnOf(make([]float32, 3*n))}}
+		b := &EpisodeRows{Len: n, Columns: []ColumnData{ColumnOf(make([]float32, 3*n))}}
 		loc, err := w.WriteEpisode(int64(e), 0, b)
 		if err != nil {
 			t.Fatal(err)
@@ -633,7 +633,7 @@ func TestRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	for e, n := range lens {
-		loc, err := w2.WriteEpisode(int64(e), 0, &EpisodeBatch{Len: n, Columns: []ColumnData{ColumnOf(make([]float32, 3*n))}})
+		loc, err := w2.WriteEpisode(int64(e), 0, &EpisodeRows{Len: n, Columns: []ColumnData{ColumnOf(make([]float32, 3*n))}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -658,7 +658,7 @@ func TestWriterErrors(t *testing.T) {
 	if b.ColumnIndex("observation.mode") != 7 || b.ColumnIndex("observation.images.front") != -1 || b.ColumnIndex("nope") != -1 {
 		t.Error("ColumnIndex")
 	}
-	batch := b.NewBatch(4)
+	batch := b.NewRows(4)
 	fillFixtureBatch(batch, 0, 3)
 	good := EpisodeMeta{Task: "t", Videos: map[string]VideoSegment{"observation.images.front": {Stats: fixtureVideoStats(0)}}}
 
@@ -670,14 +670,14 @@ func TestWriterErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		meta  EpisodeMeta
-		batch *EpisodeBatch
+		batch *EpisodeRows
 		want  string
 	}{
 		{"short column", good, &short, "values, want"},
 		{"no video", EpisodeMeta{Task: "t"}, batch, "no video segment"},
 		{"nan video stats", EpisodeMeta{Task: "t", Videos: map[string]VideoSegment{"observation.images.front": {Stats: nan}}}, batch, "NaN"},
 		{"empty task", EpisodeMeta{Videos: good.Videos}, batch, "empty task"},
-		{"no frames", good, &EpisodeBatch{Columns: batch.Columns}, "no frames"},
+		{"no frames", good, &EpisodeRows{Columns: batch.Columns}, "no frames"},
 	} {
 		if err := b.WriteEpisode(tc.meta, tc.batch); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want error containing %q", tc.name, err, tc.want)

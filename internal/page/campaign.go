@@ -1,4 +1,4 @@
-package report
+package page
 
 import (
 	"fmt"
@@ -14,11 +14,11 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Campaign is what the campaign page shows: one row per task of a batch,
+// CampaignPage is what the campaign page shows: one row per task of a batch,
 // and the merges of their shards, if any. It is the page's own input, so
 // that the batch runner fills it from its records without the page knowing
 // their format.
-type Campaign struct {
+type CampaignPage struct {
 	ID     string
 	Title  string // "" means the id
 	Tasks  []CampaignTask
@@ -73,7 +73,7 @@ type CampaignMerge struct {
 }
 
 type campaignPage struct {
-	Campaign
+	CampaignPage
 	Title           string
 	Cards           []card
 	Timeline, Chart template.HTML
@@ -88,8 +88,8 @@ type campaignRow struct {
 }
 
 // WriteCampaign renders the campaign page.
-func WriteCampaign(w io.Writer, c *Campaign) error {
-	pg := campaignPage{Campaign: *c, Title: c.Title}
+func WriteCampaign(w io.Writer, c *CampaignPage) error {
+	pg := campaignPage{CampaignPage: *c, Title: c.Title}
 	if pg.Title == "" {
 		pg.Title = "Campaign " + c.ID
 	}

@@ -1,4 +1,4 @@
-package batch
+package campaign
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
 // RecordVersion is the version of the attempt record's JSON shape. Fields
@@ -154,10 +155,10 @@ func ReadAllRecords(out string) (map[string][]Record, error) {
 	return all, nil
 }
 
-// createRecord writes r as the task's next attempt and sets r.AttemptNo.
+// CreateRecord writes r as the task's next attempt and sets r.AttemptNo.
 // The file appears whole or not at all and never replaces another
 // (output.CreateFile), so two attempts never share a number.
-func createRecord(out string, r *Record) error {
+func CreateRecord(out string, r *Record) error {
 	dir := taskRecordsDir(out, r.TaskID)
 	recs, err := ReadRecords(out, r.TaskID)
 	if err != nil {
@@ -184,8 +185,8 @@ func createRecord(out string, r *Record) error {
 	}
 }
 
-// updateRecord replaces the record of r's attempt atomically.
-func updateRecord(out string, r *Record) error {
+// UpdateRecord replaces the record of r's attempt atomically.
+func UpdateRecord(out string, r *Record) error {
 	b, err := marshalRecord(r)
 	if err != nil {
 		return err
@@ -205,12 +206,12 @@ func marshalRecord(r *Record) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// closeAbandoned rewrites the task's records still marked running: an
+// CloseAbandoned rewrites the task's records still marked running: an
 // attempt of the same task can only start after the last one has ended, so
 // a running record with no live process behind it was killed. One whose
 // shard was committed succeeded (completeCommitted); the others become
 // interrupted. It refuses when a process on this host still runs one.
-func closeAbandoned(out, taskID, host string) error {
+func CloseAbandoned(out, taskID, host string) error {
 	recs, err := ReadRecords(out, taskID)
 	if err != nil {
 		return err
@@ -236,7 +237,7 @@ func closeAbandoned(out, taskID, host string) error {
 				}
 			}
 		}
-		if err := updateRecord(out, &r); err != nil {
+		if err := UpdateRecord(out, &r); err != nil {
 			return err
 		}
 	}
@@ -250,29 +251,26 @@ func closeAbandoned(out, taskID, host string) error {
 // its own finished shard, and that shard would differ (its report would
 // say the video was reused). The end time is the shard report's.
 func completeCommitted(out string, r *Record) bool {
-	c, ok := readCommitted(filepath.Join(out, r.TaskID))
-	if !ok || c.attempt != r.AttemptNo {
+	c, ok := ReadCommitted(filepath.Join(out, r.TaskID))
+	if !ok || c.Attempt != r.AttemptNo {
 		return false
 	}
 	var rep struct{ Episodes, Frames int }
-	if json.Unmarshal(c.report, &rep) != nil {
+	if json.Unmarshal(c.Report, &rep) != nil {
 		return false
 	}
-	st, err := os.Stat(c.ds.Path(layout.ExportReportPath))
+	st, err := os.Stat(c.Dataset.Path(layout.ExportReportPath))
 	if err != nil {
 		return false
 	}
 	end := st.ModTime().UTC()
 	r.State = StateSucceeded
-	r.ExitStatus = intPtr(0)
+	r.SetExitStatus(0)
 	r.Error = ""
 	r.Note = "completed from its committed shard: the attempt was stopped after the commit, before its record was finished"
-	r.EndedAt = rfc3339(end)
-	if start, err := time.Parse(time.RFC3339Nano, r.StartedAt); err == nil {
-		r.DurationS = end.Sub(start).Seconds()
-	}
+	r.End(end)
 	r.Episodes, r.Frames = rep.Episodes, rep.Frames
-	r.ShardReportSHA256 = c.reportSHA
+	r.ShardReportSHA256 = c.ReportSHA256
 	miss := Check(r.Expected, r)
 	r.Expectation = &Expectation{Met: len(miss) == 0, Misses: miss}
 	return true
@@ -286,8 +284,134 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-func nowUTC() time.Time { return time.Now().UTC() }
+// Start sets the attempt's start time, RFC 3339 in UTC.
+func (r *Record) Start(t time.Time) { r.StartedAt = t.UTC().Format(time.RFC3339Nano) }
 
-func rfc3339(t time.Time) string { return t.Format(time.RFC3339Nano) }
+// End sets the attempt's end time, RFC 3339 in UTC, and its duration since
+// StartedAt.
+func (r *Record) End(t time.Time) {
+	r.EndedAt = t.UTC().Format(time.RFC3339Nano)
+	if start, err := time.Parse(time.RFC3339Nano, r.StartedAt); err == nil {
+		r.DurationS = t.Sub(start).Seconds()
+	}
+}
 
-func intPtr(n int) *int { return &n }
+// SetExitStatus records the export's exit status.
+func (r *Record) SetExitStatus(code int) { r.ExitStatus = &code }
+
+// Committed is what a task's shard, read through shard.Open, says of the
+// attempt that made it.
+type Committed struct {
+	Dataset *shard.Dataset
+	// Attempt is the attempt number of its campaign origin, 0 without one.
+	Attempt int
+	// ReportSHA256 and Report are its export report's SHA-256 and bytes.
+	ReportSHA256 string
+	Report       []byte
+}
+
+// ReadCommitted reads the shard at shardDir; false when there is none, or
+// it is not a readable shard.
+func ReadCommitted(shardDir string) (Committed, bool) {
+	ds, err := shard.Open(shardDir)
+	if err != nil || ds.Merged {
+		return Committed{}, false
+	}
+	c := Committed{Dataset: ds}
+	if c.ReportSHA256, c.Report, err = ds.ReportSHA256(); err != nil {
+		return Committed{}, false
+	}
+	if origin, err := ds.Campaign(); err == nil && origin != nil {
+		c.Attempt = int(origin.AttemptNo)
+	}
+	return c, true
+}
+
+// Check returns the ways rec misses exp (nil exp: the state must be
+// succeeded). An empty result means the task ended as expected.
+func Check(exp *Expected, rec *Record) []string {
+	e := Expected{State: StateSucceeded}
+	if exp != nil {
+		e = *exp
+		if e.State == "" {
+			e.State = StateSucceeded
+		}
+	}
+	var miss []string
+	if rec.State != e.State {
+		m := fmt.Sprintf("state %s, expected %s", rec.State, e.State)
+		if rec.Error != "" {
+			m += " (" + rec.Error + ")"
+		}
+		miss = append(miss, m)
+	}
+	if e.AttemptNo > 0 && rec.AttemptNo != e.AttemptNo {
+		miss = append(miss, fmt.Sprintf("attempt %d, expected %d", rec.AttemptNo, e.AttemptNo))
+	}
+	if rec.Episodes < e.MinEpisodes {
+		miss = append(miss, fmt.Sprintf("%d episodes, expected at least %d", rec.Episodes, e.MinEpisodes))
+	}
+	if rec.Frames < e.MinFrames {
+		miss = append(miss, fmt.Sprintf("%d frames, expected at least %d", rec.Frames, e.MinFrames))
+	}
+	return miss
+}
+
+// PrepareOut makes out a campaign output (output.KindCampaign, with its
+// marker, through the destination rules every writer follows) or checks
+// that it is one and overlaps none of the inputs. Array tasks starting at
+// once on one OUT all succeed: the first makes it, the others find it.
+func PrepareOut(out string, inputs []string) error {
+	for try := 0; ; try++ {
+		if kind, ok := output.KindOf(out); ok {
+			if kind != output.KindCampaign {
+				return fmt.Errorf("%w: %s is a %s made by ceres-export, not a campaign output", output.ErrDestinationRefused, out, kind)
+			}
+			_, err := output.CheckDestination(out, inputs, true)
+			return err
+		}
+		// An empty directory (made for the scheduler's log files) is taken
+		// over; anything else is refused by Stage, naming what is there.
+		if entries, err := os.ReadDir(out); err == nil && len(entries) == 0 {
+			_ = os.Remove(out)
+		}
+		st, err := output.Stage(out, output.StageOptions{Kind: output.KindCampaign, Inputs: inputs})
+		if err == nil {
+			if err := os.MkdirAll(filepath.Join(st.Dir(), layout.AttemptsDir), 0o755); err != nil {
+				_ = st.Abort()
+				return fmt.Errorf("batch: %w", err)
+			}
+			return st.Commit()
+		}
+		// Another array task is making it, or just made it: look again.
+		if errors.Is(err, output.ErrDestinationBusy) && try < 100 {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if errors.Is(err, output.ErrDestinationExists) {
+			if _, ok := output.KindOf(out); ok {
+				continue
+			}
+			return fmt.Errorf("%w: %s exists and is not a campaign output of ceres-export (no %s); choose a new directory", output.ErrDestinationRefused, out, layout.OutputMarkerPath)
+		}
+		return err
+	}
+}
+
+// Inputs are the files a task's shard is made from.
+type Inputs struct {
+	// Files are every regular file of the session directory (journal
+	// segments, camera files, anything else there), relative and
+	// slash-separated, sorted.
+	Files []FileHash `json:"files"`
+	// TaskSpecSHA256 is the SHA-256 of the corrected task specification
+	// file, when the task applies one.
+	TaskSpecSHA256 string `json:"task_spec_sha256,omitempty"`
+}
+
+// FileHash is one input file.
+type FileHash struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}

@@ -1,9 +1,11 @@
-// Package batch runs a campaign: many CERES sessions exported as one batch
-// from a manifest, each task with a stable id, every execution an attempt
-// with a record under OUT/.attempts/, skipped when its shard is up to date,
-// side by side (--jobs) and split across scheduler array tasks (SLURM,
-// Kubernetes Indexed Jobs). docs/campaigns.md states the rules.
-package batch
+// Package campaign is the campaign model: the manifest (its tasks, each
+// with a stable id, their layered export settings, extensions and
+// expectations), the selection and array shares, the attempt records under
+// OUT/.attempts/ and the campaign directory they live in, the scheduler
+// job files (SLURM, Kubernetes Indexed Jobs) and their submission through
+// a Runner. It compiles without FFmpeg; package batch runs the tasks.
+// docs/campaigns.md states the rules.
+package campaign
 
 import (
 	"bufio"
@@ -16,7 +18,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 )
 
@@ -58,16 +59,49 @@ type Task struct {
 	// there is none.
 	Expected *Expected `json:"expected,omitempty"`
 
+	// BaseDir is the manifest's directory: relative paths of the export
+	// settings (task_spec, profile) are relative to it.
+	BaseDir string `json:"-"`
+
 	// origins maps each export setting to the JSON path of the layer it
-	// came from, so that a value Resolve refuses is reported where it was
-	// written.
+	// came from, so that a value the export refuses is reported where it
+	// was written (CheckExport); dec and path are the task's own place.
 	origins map[string]string
-	// options is Export resolved (task_spec read).
-	options export.Options
+	dec     decoder
+	path    string
 }
 
-// Options returns the export options the task runs with.
-func (t *Task) Options() export.Options { return t.options }
+// Org is the task descriptors' org (docs/task-descriptors.md): the org
+// setting, else an "org" string among the extensions, which stay carried
+// unchanged; this is the one key the tool reads of them.
+func (t *Task) Org() string {
+	if t.Export.Org != "" {
+		return t.Export.Org
+	}
+	var org string
+	if raw, ok := t.Extensions["org"]; ok && json.Unmarshal(raw, &org) == nil {
+		return org
+	}
+	return ""
+}
+
+// CheckExport checks every task's export settings with check (the export's
+// own check, export.Resolve), reporting a refused value at the JSON path
+// where it was written when check's error is a *settings.SettingError.
+func (m *Manifest) CheckExport(check func(s settings.Settings, baseDir string) error) error {
+	for i := range m.Tasks {
+		t := &m.Tasks[i]
+		err := check(t.Export, t.BaseDir)
+		if err == nil {
+			continue
+		}
+		if se, ok := err.(*settings.SettingError); ok {
+			return t.dec.errorf(t.origins[se.Setting], "%v", se)
+		}
+		return t.dec.errorf(member(t.path, "export"), "%v", err)
+	}
+	return nil
+}
 
 // Expected is a task's regression contract.
 type Expected struct {
@@ -393,23 +427,7 @@ func (m *Manifest) finish(d decoder, p string, t *Task, seen map[string]string, 
 	if err := json.Unmarshal(b, &t.Export); err != nil {
 		return d.errorf(p, "export: %v", err)
 	}
-	opts, err := export.Resolve(t.Export, m.Dir)
-	if err != nil {
-		if se, ok := err.(*settings.SettingError); ok {
-			return d.errorf(t.origins[se.Setting], "%v", se)
-		}
-		return d.errorf(member(p, "export"), "%v", err)
-	}
-	// The task descriptors' org (docs/task-descriptors.md): the org
-	// setting, else an "org" string among the extensions, which stay
-	// carried unchanged; this is the one key the tool reads of them.
-	if opts.Descriptors.Org == "" {
-		var org string
-		if raw, ok := t.Extensions["org"]; ok && json.Unmarshal(raw, &org) == nil {
-			opts.Descriptors.Org = org
-		}
-	}
-	t.options = opts
+	t.BaseDir, t.dec, t.path = m.Dir, d, p
 	return nil
 }
 
@@ -558,4 +576,14 @@ func jsonSyntaxError(raw []byte) string {
 		return "trailing data"
 	}
 	return err.Error()
+}
+
+// ReadPaths lists every path the tasks read, and extra.
+func ReadPaths(tasks []Task, extra []string) []string {
+	in := append([]string(nil), extra...)
+	for _, t := range tasks {
+		in = append(in, t.SessionDir)
+		in = append(in, t.Export.Files(t.BaseDir)...)
+	}
+	return in
 }

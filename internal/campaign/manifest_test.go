@@ -1,10 +1,11 @@
-package batch
+package campaign
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,12 +98,6 @@ func TestManifestErrors(t *testing.T) {
 			`campaign.json: settings.s.export.crf: want an integer, got a string`},
 		{"export float", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"fps": 29.97}}]}`,
 			`campaign.json: cases[0].export.fps: want an integer, got 29.97`},
-		{"export strict word", `{"schema_version": 1, "campaign_id": "c", "settings": {"s": {"export": {"strict": ["often"]}}}, "cases": [` + caseOK + `]}`,
-			`campaign.json: settings.s.export.strict: strict "often": want backfill, stale or gaps`},
-		{"export size from case", `{` + good + `, "defaults": {"export": {"video_size": "64x48"}}, "cases": [` + caseOK + `, {"case_id": "b", "setting_id": "s", "run_id": "1", "session": "x", "export": {"video_size": "65x48"}}]}`,
-			`campaign.json: cases[1].export.video_size: video_size "65x48": want WIDTHxHEIGHT, both even and positive`},
-		{"task spec missing", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"task_spec": "nope.json"}}]}`,
-			`campaign.json: cases[0].export.task_spec: task_spec "nope.json": open nope.json: no such file or directory`},
 		{"setting fields", `{"schema_version": 1, "campaign_id": "c", "settings": {"s": {"extensions": {}}}, "cases": [` + caseOK + `]}`,
 			`campaign.json: settings.s.extensions: unknown field (want one of export)`},
 		{"setting id collision", `{"schema_version": 1, "campaign_id": "c", "settings": {"AV1": {}, "av1": {}}, "cases": [` + caseOK + `]}`,
@@ -143,7 +138,6 @@ func TestJSONLErrors(t *testing.T) {
 		{"two campaigns", line + "\n\n" + strings.Replace(line, `"c"`, `"d"`, 1), `c.jsonl line 3: campaign_id: "d" differs from line 1's "c"; a JSONL manifest holds one campaign`},
 		{"duplicate", line + "\n" + strings.Replace(line, `"a"`, `"A"`, 1), `c.jsonl line 2: task id c__a__s__run-1 already belongs to line 1`},
 		{"schema", strings.Replace(line, `{`, `{"schema_version": 3, `, 1), `c.jsonl line 1: schema_version: version 3 is not supported (want 1)`},
-		{"export", strings.Replace(line, `}`, `, "export": {"vcodec": "vp9"}}`, 1), `c.jsonl line 1: export.vcodec: vcodec "vp9": want av1 or h264`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("c.jsonl", []byte(tc.doc), true)
@@ -195,12 +189,9 @@ func TestExportPrecedence(t *testing.T) {
 		{"h264", "ultrafast", "64x48", 10, 4, true},
 	}
 	for i, w := range want {
-		e, o := m.Tasks[i].Export, m.Tasks[i].Options()
-		if e.Vcodec != w.codec || e.Preset != w.preset || e.VideoSize != w.size || e.CRF != w.crf || e.G != w.g {
+		e := m.Tasks[i].Export
+		if e.Vcodec != w.codec || e.Preset != w.preset || e.VideoSize != w.size || e.CRF != w.crf || e.G != w.g || slices.Contains(e.Strict, "gaps") != w.gaps {
 			t.Errorf("task %d: settings %+v, want %+v", i, e, w)
-		}
-		if o.Video.CRF != w.crf || o.Video.G != w.g || o.Video.Width != 64 || o.Video.Height != 48 || o.Strict.Gaps != w.gaps {
-			t.Errorf("task %d: options %+v", i, o)
 		}
 	}
 }
@@ -421,7 +412,7 @@ func TestLoadRelativePaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := m.Tasks[0]
-	if task.SessionDir != filepath.Join(dir, "sessions", "a") || string(task.Options().TaskSpec) != `{"x":1}` {
+	if task.SessionDir != filepath.Join(dir, "sessions", "a") || !slices.Equal(task.Export.Files(task.BaseDir), []string{filepath.Join(dir, "fixed.json")}) {
 		t.Fatalf("%+v", task)
 	}
 	b, err := json.Marshal(task)
@@ -460,4 +451,34 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCheckExport: a value the export's check refuses is reported at the
+// JSON path of the layer that wrote it, whichever layer that was.
+func TestCheckExport(t *testing.T) {
+	t.Parallel()
+	m := mustParse(t, `{"schema_version": 1, "campaign_id": "c", "defaults": {"export": {"crf": 30}},
+		"settings": {"s": {"export": {"vcodec": "h264"}}},
+		"cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x"},
+			{"case_id": "b", "setting_id": "s", "run_id": "1", "session": "x", "export": {"crf": 99}}]}`)
+	for _, c := range []struct{ setting, want string }{
+		{"crf", `campaign.json: cases[1].export.crf: crf 99: want at most 63`},
+		{"vcodec", `campaign.json: settings.s.export.vcodec: vcodec "h264": want av1`},
+	} {
+		err := m.CheckExport(func(s settings.Settings, dir string) error {
+			if c.setting == "crf" && s.CRF == 99 {
+				return &settings.SettingError{Setting: "crf", Value: "99", Want: "want at most 63"}
+			}
+			if c.setting == "vcodec" {
+				return &settings.SettingError{Setting: "vcodec", Value: `"h264"`, Want: "want av1"}
+			}
+			return nil
+		})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s: %v, want %s", c.setting, err, c.want)
+		}
+	}
+	if err := m.CheckExport(func(settings.Settings, string) error { return nil }); err != nil {
+		t.Errorf("nothing refused: %v", err)
+	}
 }

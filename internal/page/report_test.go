@@ -1,4 +1,4 @@
-package report
+package page
 
 import (
 	"bytes"
@@ -338,10 +338,10 @@ func TestSessionPageInBrowser(t *testing.T) {
 
 // campaignFixture is a campaign of three cases: one task retried after a
 // failure, one that failed for good, a merge.
-func campaignFixture() *Campaign {
+func campaignFixture() *CampaignPage {
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	at := func(min, sec float64) time.Time { return t0.Add(time.Duration((min*60 + sec) * float64(time.Second))) }
-	return &Campaign{
+	return &CampaignPage{
 		ID: "lab-week-48",
 		Tasks: []CampaignTask{
 			{TaskID: "lab-week-48__pick-red__rig-a__run-1", CaseID: "pick-red", SettingID: "rig-a", RunID: "1", State: StateSucceeded,

@@ -1,4 +1,4 @@
-package synth
+package session
 
 import (
 	"encoding/binary"
@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
@@ -107,7 +106,7 @@ func sensorGens(session journal.Session, seed uint64) []*sensorGen {
 // batches interleaved in time, as the recorder appends them; then END, or,
 // for a crash, a torn record instead.
 func writeJournal(dir string, session journal.Session, spec *taskspec.Spec, specJSON []byte,
-	tl timeline, cams []cameraFile, opts Options, res *Result) error {
+	tl timeline, cams []CameraFile, opts Options, res *Result) error {
 	w, err := journal.NewWriter(dir, journal.WriterOptions{SegmentSize: opts.SegmentSize})
 	if err != nil {
 		return fmt.Errorf("synth: %w", err)
@@ -121,12 +120,8 @@ func writeJournal(dir string, session journal.Session, spec *taskspec.Spec, spec
 	}
 	media := make([]journal.Media, 0, len(cams))
 	for _, cf := range cams {
-		container := "webm"
-		if opts.CameraCodec == video.SynthH264 {
-			container = "mp4"
-		}
-		media = append(media, journal.Media{T: cf.startT + 20*millisecond, Stream: cf.stream, Path: cf.path,
-			Container: container, StartT: cf.startT})
+		media = append(media, journal.Media{T: cf.StartT + 20*millisecond, Stream: cf.Stream, Path: cf.Path,
+			Container: opts.CameraCodec.Container(), StartT: cf.StartT})
 	}
 	slices.SortStableFunc(media, func(a, b journal.Media) int { return int(a.T - b.T) })
 
