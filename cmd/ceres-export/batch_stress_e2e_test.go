@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
 
 // pairBound is how many times one batch alone a pair of batches side by side
@@ -26,9 +28,7 @@ const pairBound = 8
 // alone twice, then as pairs side by side, each pair bounded by pairBound
 // times the faster alone run; a pair past it is killed and the test fails.
 func TestE2EBatchPairsDoNotStall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("stress test")
-	}
+	testenv.Short(t, "a stress run of two campaigns at once")
 	dir := t.TempDir()
 	var cases []string
 	for i := 1; i <= 3; i++ {
