@@ -1,12 +1,11 @@
 // Package profiles holds the feature profiles shipped with ceres-export
 // (docs/profiles.md), embedded so that tests and the demo use the very
-// bytes of the files beside this one.
+// bytes of the files beside this one. It exports the files only, as bytes;
+// internal/profile parses them (profile.Synth).
 package profiles
 
 import (
 	_ "embed"
-
-	"github.com/ceres-robotics/ceres-export/internal/profile"
 )
 
 // SynthPath is the synth profile's path in the repository.
@@ -17,12 +16,3 @@ var synthYAML []byte
 
 // SynthYAML returns the bytes of profiles/synth.yaml.
 func SynthYAML() []byte { return append([]byte(nil), synthYAML...) }
-
-// Synth parses profiles/synth.yaml.
-func Synth() *profile.Profile {
-	p, err := profile.Parse(SynthPath, synthYAML)
-	if err != nil {
-		panic(err) // a test of this package parses it
-	}
-	return p
-}

@@ -44,7 +44,7 @@ type BatchOptions struct {
 func (o *BatchOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVarP(&o.Output, "output", "o", "", "campaign directory: a shard per task, attempt records under "+layout.AttemptsDir+"/ (required)")
-	f.IntVar(&o.Jobs, "jobs", batch.DefaultJobs, "tasks exported side by side")
+	f.IntVar(&o.Jobs, "jobs", 0, "tasks exported side by side (default: the CPUs this process may use, at least 2)")
 	addSelectionFlags(cmd, &o.Selection)
 	addArrayFlags(cmd, &o.ArrayIndex, &o.ArrayCount)
 	f.BoolVar(&o.RetryFailed, "retry-failed", false, "run tasks again whose last attempt failed with the same inputs")
@@ -115,6 +115,9 @@ type batchResult struct {
 }
 
 func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
+	if opts.Jobs == 0 {
+		opts.Jobs = batch.DefaultJobs()
+	}
 	if opts.Jobs < 1 {
 		return withCode(exitstatus.UsageError, fmt.Errorf("--jobs %d: want at least 1", opts.Jobs))
 	}

@@ -1,6 +1,9 @@
 // Command ceres-export turns CERES demonstration-capture sessions into
-// LeRobot datasets. It only wires the library packages together: journal →
-// plan → shard and video.
+// LeRobot datasets. It is a thin CLI: one file per subcommand parses its
+// flags, calls the library packages (export wires journal → plan → shard
+// and video; batch, merge, verify and page sit above it) and prints; the
+// exit status of a failure is internal/exitstatus's, and every dataset path
+// internal/layout's.
 package main
 
 import (

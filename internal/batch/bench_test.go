@@ -44,7 +44,7 @@ func BenchmarkCampaign(b *testing.B) {
 		b.Fatal(err)
 	}
 	tasks := m.Tasks
-	jobs := DefaultJobs
+	jobs := DefaultJobs()
 
 	// reference: every session's single export, jobs at a time; returns
 	// the wall time and the sum of the exports' own times.

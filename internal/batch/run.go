@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -23,10 +24,15 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 )
 
-// DefaultJobs is how many tasks run side by side when Options.Jobs is 0:
-// the best campaign throughput measured on a 2-core machine (see
-// docs/campaigns.md, "Choosing --jobs").
-const DefaultJobs = 2
+// DefaultJobs is how many tasks run side by side when Options.Jobs is 0,
+// from the machine the campaign runs on: one per CPU this process may use
+// (GOMAXPROCS), at least two. One task per core keeps every core busy
+// even when an export's encoders cannot use more than one (small
+// pictures), and a second task fills the gaps one export's encoders
+// leave; each task holds its own encoders in memory, so a machine with
+// little memory per core wants fewer (docs/campaigns.md, "Choosing
+// --jobs").
+func DefaultJobs() int { return max(2, runtime.GOMAXPROCS(0)) }
 
 // Outcomes of one task in one run.
 const (
@@ -41,7 +47,7 @@ type Options struct {
 	// Out is the campaign's output directory: OUT/<task id>/ per shard,
 	// OUT/.attempts/ for the records.
 	Out string
-	// Jobs is how many tasks run at once; 0 means DefaultJobs.
+	// Jobs is how many tasks run at once; 0 means DefaultJobs().
 	Jobs int
 	// Array is the array share this run is, or nil; only recorded (the
 	// caller passes the share's tasks).
@@ -141,7 +147,7 @@ func (s *Summary) States() map[string]int {
 // all (OUT cannot be made) or ctx was cancelled.
 func Run(ctx context.Context, tasks []campaign.Task, opts Options) (*Summary, error) {
 	if opts.Jobs <= 0 {
-		opts.Jobs = DefaultJobs
+		opts.Jobs = DefaultJobs()
 	}
 	if opts.ToolName == "" {
 		opts.ToolName = "ceres-export"

@@ -1,0 +1,12 @@
+package profile
+
+import "testing"
+
+// The shipped profiles parse.
+func TestShippedProfiles(t *testing.T) {
+	t.Parallel()
+	p := Synth()
+	if len(p.Features) == 0 || p.Features[0].Name != "observation.state" {
+		t.Errorf("synth profile declares %+v, want observation.state first", p.Features)
+	}
+}
