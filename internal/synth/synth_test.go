@@ -8,27 +8,19 @@ import (
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/synth/session"
-	"github.com/ceres-robotics/ceres-export/journal"
 )
 
-// small are options for quick sessions: the example specification at a
-// tenth of its durations.
-func small(seed uint64) Options {
+// camera is a quick session with one encoded camera (the session's own
+// tests, internal/synth/session, cover its journal).
+func camera(seed uint64) Options {
 	return Options{Seed: seed, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48}
-}
-
-func taskTypes(j *journal.Journal) func(string) (string, bool) {
-	return func(id string) (string, bool) {
-		t, ok := j.Spec.Task(id)
-		return t.Type, ok
-	}
 }
 
 func TestWriteDeterministic(t *testing.T) {
 	ctx := context.Background()
 	a, b := t.TempDir(), t.TempDir()
 	for _, d := range []string{a, b} {
-		if _, err := Write(ctx, d, small(3)); err != nil {
+		if _, err := Write(ctx, d, camera(3)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -51,7 +43,7 @@ func TestFaults(t *testing.T) {
 	ctx := context.Background()
 	t.Run("cut-camera", func(t *testing.T) {
 		dir := t.TempDir()
-		o := small(5)
+		o := camera(5)
 		o.Faults.CutCamera = true
 		o.CameraCodec = session.CodecVP9
 		res, err := Write(ctx, dir, o)
