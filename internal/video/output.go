@@ -113,7 +113,7 @@ func openOutput(path string, spec encoderSpec) (_ *outputFile, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", path, spec.encoder, err)
 	}
-	err = o.enc.Open(codec, d)
+	err = withNormalScheduling(func() error { return o.enc.Open(codec, d) })
 	left := leftover(d)
 	d.Free()
 	if err != nil {

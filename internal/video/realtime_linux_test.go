@@ -1,0 +1,124 @@
+//go:build linux
+
+package video
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/asticode/go-astiav"
+	"golang.org/x/sys/unix"
+)
+
+// realtimeThreads lists the threads of this process that run under a
+// realtime scheduling policy (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE).
+func realtimeThreads(t *testing.T) map[int]uint32 {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := map[int]uint32{}
+	for _, e := range entries {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		attr, err := unix.SchedGetAttr(tid, 0)
+		if err != nil {
+			continue // the thread has ended
+		}
+		switch attr.Policy {
+		case unix.SCHED_FIFO, unix.SCHED_RR, unix.SCHED_DEADLINE:
+			rt[tid] = attr.Policy
+		}
+	}
+	return rt
+}
+
+// someThreads names up to four of the threads, with their policies.
+func someThreads(rt map[int]uint32) string {
+	var b strings.Builder
+	for _, tid := range slices.Sorted(maps.Keys(rt))[:min(4, len(rt))] {
+		fmt.Fprintf(&b, "tid %d policy %d, ", tid, rt[tid])
+	}
+	return strings.TrimSuffix(b.String(), ", ")
+}
+
+// holdsSysNice reports whether this thread may raise scheduling priorities
+// (the condition under which SVT-AV1's realtime requests succeed).
+func holdsSysNice() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var caps [2]unix.CapUserData
+	if unix.Capget(&hdr, &caps[0]) != nil {
+		return false
+	}
+	return caps[0].Effective&(1<<unix.CAP_SYS_NICE) != 0
+}
+
+// SVT-AV1 sets the thread that opens it, and the worker threads it creates,
+// to SCHED_FIFO priority 99 whenever the kernel lets it (root). The opening
+// thread is a Go runtime thread that goes back to running goroutines: a
+// realtime thread spinning in the runtime starves the normal threads it
+// waits for (issue 23, class 5: two batches stalled each other for
+// minutes). No thread of the process may come out realtime, while the
+// encoder runs (its workers) or after (the opener), with libx264 too, and
+// opening restores the opener's right to raise priorities.
+func TestEncoderThreadsStayNormal(t *testing.T) {
+	if !holdsSysNice() {
+		t.Log("this process may not raise priorities (not root): the check below holds trivially")
+	}
+	before := holdsSysNice()
+	for _, c := range []struct {
+		encoder string
+		options map[string]string
+	}{
+		{EncoderSVTAV1, EncoderOptions{}.mustCodecOptions(t)},
+		{EncoderSVTAV1, EncoderOptions{Threads: 2}.mustCodecOptions(t)},
+		{EncoderX264, EncoderOptions{Codec: EncoderX264}.mustCodecOptions(t)},
+	} {
+		t.Run(c.encoder, func(t *testing.T) {
+			spec := encoderSpec{
+				encoder: c.encoder, format: "mp4", width: 64, height: 64,
+				timeBase: astiav.NewRational(1, 30), frameRate: astiav.NewRational(30, 1),
+				options: c.options, packetDuration: 1,
+			}
+			// Several encoders at once, as camera jobs open them.
+			var outs []*outputFile
+			for i := range 3 {
+				o, err := openOutput(filepath.Join(t.TempDir(), strconv.Itoa(i)+".mp4"), spec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs = append(outs, o)
+			}
+			if rt := realtimeThreads(t); len(rt) > 0 {
+				t.Errorf("with %d %s encoders open, %d realtime threads: %s", len(outs), c.encoder, len(rt), someThreads(rt))
+			}
+			for _, o := range outs {
+				o.free()
+			}
+			if rt := realtimeThreads(t); len(rt) > 0 {
+				t.Errorf("after the %s encoders closed, %d realtime threads: %s", c.encoder, len(rt), someThreads(rt))
+			}
+		})
+	}
+	if after := holdsSysNice(); after != before {
+		t.Errorf("CAP_SYS_NICE on the test's thread: %v before, %v after", before, after)
+	}
+}
+
+func (o EncoderOptions) mustCodecOptions(t *testing.T) map[string]string {
+	t.Helper()
+	n, err := o.normalized()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n.codecOptions()
+}
