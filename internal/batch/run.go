@@ -13,6 +13,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 )
@@ -257,11 +258,10 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 		if !t.Export.NoReport {
 			eo.Page = opts.Page
 		}
-		eo.CeresFiles = map[string]any{
-			filepath.Base(merge.CampaignPath): merge.Campaign{CampaignID: t.CampaignID, TaskID: t.ID, AttemptNo: int64(rec.AttemptNo)},
-			ExtensionsFile:                    t.Extensions,
+		eo.CeresFiles, err = shardCampaignFiles(t, rec.AttemptNo, opts.Salt)
+		if err == nil {
+			rep, err = opts.export(ctx, t.SessionDir, shardDir, eo)
 		}
-		rep, err = opts.export(ctx, t.SessionDir, shardDir, eo)
 	}
 	end := nowUTC()
 	rec.EndedAt = rfc3339(end)
@@ -301,6 +301,29 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 // its shard. The shard's ceres/campaign.json (merge.Campaign) names the
 // campaign, task id and attempt that made it.
 const ExtensionsFile = "extensions.json"
+
+// shardCampaignFiles are the files a task adds under its shard's ceres/:
+// its identity and its extensions. In a metadata-only shard every string
+// of them is a user's (the case id is often the session's name or id, an
+// extension may name a person), and nothing can prove it public: each is
+// its salted hash, as the session id is (docs/privacy.md).
+func shardCampaignFiles(t *Task, attempt int, salt string) (map[string]any, error) {
+	c := merge.Campaign{CampaignID: t.CampaignID, TaskID: t.ID, AttemptNo: int64(attempt)}
+	var ext any = t.Extensions
+	if t.options.Privacy == privacy.MetadataOnly {
+		c.CampaignID, c.TaskID = privacy.SaltedHash(salt, c.CampaignID), privacy.SaltedHash(salt, c.TaskID)
+		salted := map[string]json.RawMessage{}
+		for k, v := range t.Extensions {
+			sv, err := privacy.SaltStrings(salt, v)
+			if err != nil {
+				return nil, fmt.Errorf("extension %s: %w", k, err)
+			}
+			salted[k] = sv
+		}
+		ext = salted
+	}
+	return map[string]any{filepath.Base(merge.CampaignPath): c, ExtensionsFile: ext}, nil
+}
 
 // upToDate returns the standing record when the task needs no new attempt:
 // its last finished attempt had this fingerprint and either succeeded,

@@ -132,6 +132,26 @@ type Report struct {
 	Videos   map[string]VideoReport `json:"videos"`
 }
 
+// withoutUserStrings makes a metadata-only shard, source number index,
+// carry nothing a user wrote into the dataset (docs/privacy.md): its name
+// is its number (a shard's directory is usually named after its session),
+// and its campaign identity is kept only when it is all salted hashes, as
+// a metadata-only campaign task writes it.
+func (s *source) withoutUserStrings(index int) {
+	s.name = privacy.SourceName(index)
+	if s.campaign == nil {
+		return
+	}
+	b, err := input.ReadFile(s.path(CampaignPath))
+	if err == nil {
+		if _, _, ok, err := privacy.SaltedValuesOnly(b); err == nil && ok {
+			return
+		}
+	}
+	s.campaign = nil
+	s.userCampaign = true
+}
+
 // sourceReport describes a shard being merged.
 func sourceReport(s *source, firstEpisode, firstIndex int64, run int, fingerprint string) SourceReport {
 	r := SourceReport{
@@ -233,7 +253,10 @@ func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 	// The feature profile goes with the report: verify --journal rebuilds a
 	// source's features from it.
 	for _, rel := range []string{exportReportPath, CampaignPath, profile.ShardPath} {
-		data, err := os.ReadFile(s.path(rel))
+		if rel == CampaignPath && s.userCampaign {
+			continue // withoutUserStrings
+		}
+		data, err := input.ReadFile(s.path(rel))
 		if errors.Is(err, fs.ErrNotExist) && rel != exportReportPath {
 			continue
 		}

@@ -61,6 +61,9 @@ type source struct {
 	reportSHA string
 	sessionID string
 	campaign  *campaignRef
+	// userCampaign: a metadata-only shard's campaign identity holds values
+	// a user wrote, so the merge leaves it out (withoutUserStrings).
+	userCampaign bool
 	// merged is the dataset's own merge report (kindMerged).
 	merged *Report
 }
