@@ -424,6 +424,18 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 		return withCode(exitUsage, err)
 	}
 	so.Jobs, so.CPUsPerTask, so.Partition, so.Time = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time
+	// The scripts first: a value they cannot carry is refused before
+	// anything is written.
+	arrayScript, err := batch.SlurmArrayScript(m.CampaignID, len(tasks), so)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	var mergeScript string
+	if so.Merge != "" {
+		if mergeScript, err = batch.SlurmMergeScript(m.CampaignID, tasks, so); err != nil {
+			return withCode(exitUsage, err)
+		}
+	}
 	// OUT becomes the campaign's output before the jobs run, so that its
 	// log directory is inside a campaign output, not a stray directory.
 	if err := batch.PrepareOut(so.Out, batch.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
@@ -435,14 +447,14 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 		return withCode(exitFailed, err)
 	}
 	arrayPath := filepath.Join(dir, "array.sbatch")
-	if err := os.WriteFile(arrayPath, []byte(batch.SlurmArrayScript(m.CampaignID, len(tasks), so)), 0o755); err != nil {
+	if err := os.WriteFile(arrayPath, []byte(arrayScript), 0o755); err != nil {
 		return withCode(exitFailed, err)
 	}
 	fmt.Fprintf(s.Out, "array script %s (%d tasks in %d array tasks)\n", arrayPath, len(tasks), so.ArrayCount)
 	mergePath := ""
 	if so.Merge != "" {
 		mergePath = filepath.Join(dir, "merge.sbatch")
-		if err := os.WriteFile(mergePath, []byte(batch.SlurmMergeScript(m.CampaignID, tasks, so)), 0o755); err != nil {
+		if err := os.WriteFile(mergePath, []byte(mergeScript), 0o755); err != nil {
 			return withCode(exitFailed, err)
 		}
 		fmt.Fprintf(s.Out, "merge script %s\n", mergePath)

@@ -210,19 +210,9 @@ func freePort(t *testing.T) int {
 // proves the shards and merged datasets byte-identical to the same campaign
 // run locally with --jobs 2.
 func TestE2EBatchSlurm(t *testing.T) {
-	for _, p := range slurmPackages {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("SLURM is not installed (%s not found): install slurmctld slurmd slurm-client munge (tests/slurm/cluster.sh install; .ci/run does)", p)
-		}
-	}
+	env := slurmEnv(t)
 	manifest := testCampaign(t)
 	root := t.TempDir()
-
-	conf := os.Getenv("CERES_SLURM_CONF")
-	if conf == "" {
-		conf = startCluster(t)
-	}
-	env := append(os.Environ(), "SLURM_CONF="+conf)
 
 	slurmOut, slurmMerged := filepath.Join(root, "slurm-out"), filepath.Join(root, "slurm-merged")
 	submit := exec.Command(ceresBinary, "batch", "slurm", manifest, "-o", slurmOut, "--merge", slurmMerged,

@@ -74,12 +74,12 @@ func TestTaskLabelEverySpecification(t *testing.T) {
 		label string
 		want  string // "" for the label itself
 	}{
-		{"Grab the vial gently", "pick"},       // the recorded instructions, verbatim
-		{"grab THE vial gently!", "pick"},      // other case
-		{"Grab-the-vial_gently", "pick"},       // separators of an id
-		{"ＧＲＡＢ ｔｈｅ ｖｉａｌ ｇｅｎｔｌｙ", "pick"}, // full-width forms (NFKC)
-		{"Pick for RIG-7 2026", "pick"},        // the session id, as an id writes it
-		{"Take sample", ""},                    // public
+		{"Grab the vial gently", "pick"},  // the recorded instructions, verbatim
+		{"grab THE vial gently!", "pick"}, // other case
+		{"Grab-the-vial_gently", "pick"},  // separators of an id
+		{"ＧＲＡＢ ｔｈｅ ｖｉａｌ ｇｅｎｔｌｙ", "pick"},  // full-width forms (NFKC)
+		{"Pick for RIG-7 2026", "pick"},   // the session id, as an id writes it
+		{"Take sample", ""},               // public
 	} {
 		task := applied.Tasks[0]
 		task.Label = c.label
