@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -77,17 +78,7 @@ func NewWriter(dir string, opts WriterOptions) (*Writer, error) {
 	create := func(path string) (segmentFile, error) {
 		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	}
-	syncDir := func() error {
-		d, err := os.Open(jdir)
-		if err != nil {
-			return err
-		}
-		err = d.Sync()
-		if cerr := d.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	}
+	syncDir := func() error { return output.SyncDir(jdir) }
 	return newWriter(jdir, opts, create, syncDir)
 }
 

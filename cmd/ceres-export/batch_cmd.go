@@ -16,9 +16,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceres-robotics/ceres-export/internal/batch"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/report"
-	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
 const batchExitStatus = `
@@ -159,7 +160,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		},
 	})
 	if sum == nil {
-		if errors.Is(runErr, shard.ErrDestinationRefused) || errors.Is(runErr, shard.ErrDestinationExists) || errors.Is(runErr, privacy.ErrNoSalt) {
+		if errors.Is(runErr, output.ErrDestinationRefused) || errors.Is(runErr, output.ErrDestinationExists) || errors.Is(runErr, privacy.ErrNoSalt) {
 			return withCode(exitUsage, runErr)
 		}
 		return withCode(exitFailed, runErr)
@@ -190,7 +191,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		if err := batch.WritePage(m.CampaignID, m.Tasks, opts.Output, merged); err != nil {
 			return withCode(exitFailed, err)
 		}
-		fmt.Fprintf(s.Err, "campaign page %s\n", filepath.Join(opts.Output, batch.PageName))
+		fmt.Fprintf(s.Err, "campaign page %s\n", filepath.Join(opts.Output, layout.CampaignPagePath))
 		return nil
 	}
 	if runErr != nil {

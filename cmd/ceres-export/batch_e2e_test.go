@@ -19,7 +19,8 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/batch"
-	"github.com/ceres-robotics/ceres-export/internal/merge"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
 // The test campaign: 12 tiny synthetic sessions, retries in all of them
@@ -140,8 +141,8 @@ func checkRecords(t *testing.T, out string, attempts int, slurm bool) map[string
 		if r.ExitStatus == nil || *r.ExitStatus != 0 || r.Episodes < 1 || r.Frames < 30 || r.ShardReportSHA256 == "" {
 			t.Errorf("%s: %+v", id, r)
 		}
-		var camp merge.Campaign
-		b, err := os.ReadFile(filepath.Join(out, id, filepath.FromSlash(merge.CampaignPath)))
+		var camp shard.CampaignOrigin
+		b, err := os.ReadFile(filepath.Join(out, id, filepath.FromSlash(layout.CampaignPath)))
 		if err != nil || json.Unmarshal(b, &camp) != nil || camp.TaskID != id || camp.AttemptNo != int64(r.AttemptNo) || camp.CampaignID != "ci-week" {
 			t.Errorf("%s: ceres/campaign.json %s %v", id, b, err)
 		}
@@ -361,7 +362,7 @@ func TestE2EBatchKillResume(t *testing.T) {
 	refTime := time.Since(began)
 	// ceres/campaign.json names the attempt that made the shard: a killed
 	// task's shard comes from a later attempt. Everything else is equal.
-	reference := shardDigests(t, refOut, filepath.ToSlash(merge.CampaignPath))
+	reference := shardDigests(t, refOut, filepath.ToSlash(layout.CampaignPath))
 
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d, uninterrupted run %v", seed, refTime)
@@ -437,7 +438,7 @@ func resumeCheck(t *testing.T, manifest, out string, reference map[string]map[st
 	if len(after) != len(campaignCases) {
 		t.Fatalf("%d tasks finished, want %d", len(after), len(campaignCases))
 	}
-	if got := shardDigests(t, out, filepath.ToSlash(merge.CampaignPath)); !reflect.DeepEqual(got, reference) {
+	if got := shardDigests(t, out, filepath.ToSlash(layout.CampaignPath)); !reflect.DeepEqual(got, reference) {
 		for id := range reference {
 			if !reflect.DeepEqual(got[id], reference[id]) {
 				var files []string
@@ -458,8 +459,8 @@ func resumeCheck(t *testing.T, manifest, out string, reference map[string]map[st
 	}
 	for id, r := range after {
 		if r.State == batch.StateSucceeded {
-			var camp merge.Campaign
-			b, _ := os.ReadFile(filepath.Join(out, id, filepath.FromSlash(merge.CampaignPath)))
+			var camp shard.CampaignOrigin
+			b, _ := os.ReadFile(filepath.Join(out, id, filepath.FromSlash(layout.CampaignPath)))
 			if json.Unmarshal(b, &camp) != nil || camp.AttemptNo != int64(r.AttemptNo) {
 				t.Errorf("%s: ceres/campaign.json %s, record attempt %d", id, b, r.AttemptNo)
 			}
@@ -522,7 +523,7 @@ func TestE2EBatchKillAfterCommit(t *testing.T) {
 	}
 	made := digest(t, filepath.Join(out, id))
 	// The record as the killed attempt left it: running, its process gone.
-	path := filepath.Join(out, batch.AttemptsDir, id, "attempt-0001.json")
+	path := filepath.Join(out, layout.AttemptsDir, id, "attempt-0001.json")
 	var rec map[string]any
 	b, err := os.ReadFile(path)
 	if err != nil || json.Unmarshal(b, &rec) != nil {

@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // readDescriptors reads a dataset's ceres/tasks.json.
 func readDescriptors(t *testing.T, dataset string) descriptor.File {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dataset, "ceres", descriptor.FileName))
+	b, err := os.ReadFile(filepath.Join(dataset, filepath.FromSlash(layout.DescriptorsPath)))
 	if err != nil {
 		t.Fatal(err)
 	}

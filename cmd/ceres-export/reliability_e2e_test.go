@@ -19,7 +19,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
-	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
@@ -47,9 +47,9 @@ func TestExitCodeOneMapping(t *testing.T) {
 		{&runError{pathErr(syscall.EACCES)}, exitUsage},
 		{&runError{pathErr(syscall.ENOTDIR)}, exitUsage},
 		{&runError{&fs.PathError{Op: "open", Path: "/fifo", Err: fmt.Errorf("%w", input.ErrNotRegular)}}, exitUsage},
-		{&runError{fmt.Errorf("x: %w", shard.ErrDestinationExists)}, exitUsage},
-		{&runError{fmt.Errorf("x: %w", shard.ErrDestinationRefused)}, exitUsage},
-		{&runError{fmt.Errorf("x: %w", shard.ErrDestinationBusy)}, exitFailed},
+		{&runError{fmt.Errorf("x: %w", output.ErrDestinationExists)}, exitUsage},
+		{&runError{fmt.Errorf("x: %w", output.ErrDestinationRefused)}, exitUsage},
+		{&runError{fmt.Errorf("x: %w", output.ErrDestinationBusy)}, exitFailed},
 		{&runError{merge.ErrMismatch}, exitUsage},
 		{&runError{context.Canceled}, exitFailed},
 		{&runError{pathErr(syscall.ENOSPC)}, exitFailed},

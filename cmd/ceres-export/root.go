@@ -14,8 +14,8 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
-	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
@@ -108,7 +108,7 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &silent):
 		return silent.code
-	case errors.Is(err, shard.ErrDestinationExists), errors.Is(err, shard.ErrDestinationRefused),
+	case errors.Is(err, output.ErrDestinationExists), errors.Is(err, output.ErrDestinationRefused),
 		errors.Is(err, merge.ErrUsage), errors.Is(err, merge.ErrMismatch), errors.Is(err, verify.ErrUnreadable),
 		errors.Is(err, input.ErrNotRegular), errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
 		errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR),
@@ -123,7 +123,7 @@ func exitCode(err error) int {
 		return exitFindings
 	case errors.Is(err, journal.ErrCorrupt), errors.Is(err, journal.ErrSegmentGap), errors.Is(err, journal.ErrBadHeader):
 		return exitCorrupt
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, shard.ErrDestinationBusy):
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, output.ErrDestinationBusy):
 		return exitFailed
 	case errors.As(err, &ce):
 		return ce.code

@@ -7,11 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/report"
 )
-
-// PageName is the campaign page under OUT.
-const PageName = "index.html"
 
 // Campaign gathers the campaign page's input from the attempt records
 // under out: one row per task of the manifest (a task never run is
@@ -39,7 +37,7 @@ func Campaign(campaignID string, tasks []Task, out string, merged []MergedDatase
 				row.Episodes, row.Frames = r.Episodes, r.Frames
 			}
 		}
-		page := filepath.ToSlash(filepath.Join(t.ID, report.PageName))
+		page := filepath.ToSlash(filepath.Join(t.ID, layout.SessionPagePath))
 		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(page))); err == nil {
 			row.Page = page
 		}
@@ -64,5 +62,5 @@ func WritePage(campaignID string, tasks []Task, out string, merged []MergedDatas
 	if err != nil {
 		return fmt.Errorf("campaign page: %w", err)
 	}
-	return report.WriteFile(filepath.Join(out, PageName), func(w io.Writer) error { return report.WriteCampaign(w, c) })
+	return report.WriteFile(filepath.Join(out, layout.CampaignPagePath), func(w io.Writer) error { return report.WriteCampaign(w, c) })
 }

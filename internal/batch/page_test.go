@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/report"
 )
 
@@ -29,7 +30,7 @@ func TestCampaignPageFromRecords(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(shardDir, "ceres"), 0o755); err != nil {
 				return nil, err
 			}
-			if err := os.WriteFile(filepath.Join(shardDir, filepath.FromSlash(report.PageName)), []byte("<!DOCTYPE html>"), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(shardDir, filepath.FromSlash(layout.SessionPagePath)), []byte("<!DOCTYPE html>"), 0o644); err != nil {
 				return nil, err
 			}
 			return &export.Report{Episodes: 7, Frames: 700}, nil
@@ -64,7 +65,7 @@ func TestCampaignPageFromRecords(t *testing.T) {
 	if err := WritePage("c", tasks, out, merged); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(out, PageName))
+	b, err := os.ReadFile(filepath.Join(out, layout.CampaignPagePath))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package batch
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,13 +13,9 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
-	"github.com/ceres-robotics/ceres-export/internal/input"
-	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 )
-
-// AttemptsDir is the directory under OUT that holds the attempt records,
-// one directory per task id.
-const AttemptsDir = ".attempts"
 
 // RecordVersion is the version of the attempt record's JSON shape. Fields
 // are only ever added within one version.
@@ -101,12 +95,12 @@ type Expectation struct {
 	Misses []string `json:"misses,omitempty"`
 }
 
-var recordNameRe = regexp.MustCompile(`^attempt-([0-9]{4,})\.json$`)
+var recordNameRe = regexp.MustCompile(layout.AttemptRecordPattern)
 
-func recordName(n int) string { return fmt.Sprintf("attempt-%04d.json", n) }
+func recordName(n int) string { return layout.AttemptRecordName(n) }
 
-// taskRecordsDir is OUT/.attempts/<task id>.
-func taskRecordsDir(out, taskID string) string { return filepath.Join(out, AttemptsDir, taskID) }
+// taskRecordsDir is OUT/<layout.AttemptsDir>/<task id>.
+func taskRecordsDir(out, taskID string) string { return filepath.Join(out, layout.AttemptsDir, taskID) }
 
 // ReadRecords returns a task's records in attempt order.
 func ReadRecords(out, taskID string) ([]Record, error) {
@@ -140,7 +134,7 @@ func ReadRecords(out, taskID string) ([]Record, error) {
 
 // ReadAllRecords returns every task's records under out, by task id.
 func ReadAllRecords(out string) (map[string][]Record, error) {
-	entries, err := os.ReadDir(filepath.Join(out, AttemptsDir))
+	entries, err := os.ReadDir(filepath.Join(out, layout.AttemptsDir))
 	if err != nil {
 		return nil, fmt.Errorf("attempt records of %s: %w", out, err)
 	}
@@ -161,13 +155,10 @@ func ReadAllRecords(out string) (map[string][]Record, error) {
 }
 
 // createRecord writes r as the task's next attempt and sets r.AttemptNo.
-// The file appears whole or not at all (written aside, then hard-linked,
-// which fails if the name is taken), so two attempts never share a number.
+// The file appears whole or not at all and never replaces another
+// (output.CreateFile), so two attempts never share a number.
 func createRecord(out string, r *Record) error {
 	dir := taskRecordsDir(out, r.TaskID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("attempt record: %w", err)
-	}
 	recs, err := ReadRecords(out, r.TaskID)
 	if err != nil {
 		return err
@@ -178,73 +169,40 @@ func createRecord(out string, r *Record) error {
 	}
 	for ; ; next++ {
 		r.AttemptNo = next
-		tmp, err := writeTemp(dir, r)
+		b, err := marshalRecord(r)
 		if err != nil {
 			return err
 		}
-		err = os.Link(tmp, filepath.Join(dir, recordName(next)))
-		_ = os.Remove(tmp)
+		err = output.CreateFile(filepath.Join(dir, recordName(next)), 0o644, b)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("attempt record: %w", err)
 		}
-		return syncDir(dir)
+		return nil
 	}
 }
 
 // updateRecord replaces the record of r's attempt atomically.
 func updateRecord(out string, r *Record) error {
-	dir := taskRecordsDir(out, r.TaskID)
-	tmp, err := writeTemp(dir, r)
+	b, err := marshalRecord(r)
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, recordName(r.AttemptNo))); err != nil {
-		_ = os.Remove(tmp)
+	if err := output.WriteFileBytes(filepath.Join(taskRecordsDir(out, r.TaskID), recordName(r.AttemptNo)), 0o644, b); err != nil {
 		return fmt.Errorf("attempt record: %w", err)
 	}
-	return syncDir(dir)
+	return nil
 }
 
-// writeTemp writes r as indented JSON to a synced temporary file in dir.
-func writeTemp(dir string, r *Record) (string, error) {
+// marshalRecord is a record's file content: indented JSON and a newline.
+func marshalRecord(r *Record) ([]byte, error) {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
-		return "", fmt.Errorf("attempt record: %w", err)
+		return nil, fmt.Errorf("attempt record: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".record-*.tmp")
-	if err != nil {
-		return "", fmt.Errorf("attempt record: %w", err)
-	}
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Chmod(0o644) // CreateTemp makes 0600; records are for everyone to read
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-		return "", fmt.Errorf("attempt record: %w", err)
-	}
-	return f.Name(), nil
-}
-
-func syncDir(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return append(b, '\n'), nil
 }
 
 // closeAbandoned rewrites the task's records still marked running: an
@@ -267,6 +225,16 @@ func closeAbandoned(out, taskID, host string) error {
 		if !completeCommitted(out, &r) {
 			r.State = StateInterrupted
 			r.Error = "the attempt ended without finishing its record (killed, or its node was lost)"
+		} else {
+			// Killed after its commit, the attempt left its shard's lock
+			// file behind, and no new attempt will stage (and so unlock)
+			// that shard: take the lock and release it, which removes it.
+			// (The lock lives beside the destination's real path.)
+			if real, err := filepath.EvalSymlinks(out); err == nil {
+				if lock, err := output.LockDestination(filepath.Join(real, r.TaskID)); err == nil {
+					_ = lock.Unlock()
+				}
+			}
 		}
 		if err := updateRecord(out, &r); err != nil {
 			return err
@@ -282,24 +250,18 @@ func closeAbandoned(out, taskID, host string) error {
 // its own finished shard, and that shard would differ (its report would
 // say the video was reused). The end time is the shard report's.
 func completeCommitted(out string, r *Record) bool {
-	shardDir := filepath.Join(out, r.TaskID)
-	if shardAttempt(shardDir) != r.AttemptNo {
-		return false
-	}
-	reportPath := filepath.Join(shardDir, filepath.FromSlash(shard.ExportReportPath))
-	data, err := input.ReadFile(reportPath)
-	if err != nil {
+	c, ok := readCommitted(filepath.Join(out, r.TaskID))
+	if !ok || c.attempt != r.AttemptNo {
 		return false
 	}
 	var rep struct{ Episodes, Frames int }
-	if json.Unmarshal(data, &rep) != nil {
+	if json.Unmarshal(c.report, &rep) != nil {
 		return false
 	}
-	st, err := os.Stat(reportPath)
+	st, err := os.Stat(c.ds.Path(layout.ExportReportPath))
 	if err != nil {
 		return false
 	}
-	sum := sha256.Sum256(data)
 	end := st.ModTime().UTC()
 	r.State = StateSucceeded
 	r.ExitStatus = intPtr(0)
@@ -310,7 +272,7 @@ func completeCommitted(out string, r *Record) bool {
 		r.DurationS = end.Sub(start).Seconds()
 	}
 	r.Episodes, r.Frames = rep.Episodes, rep.Frames
-	r.ShardReportSHA256 = hex.EncodeToString(sum[:])
+	r.ShardReportSHA256 = c.reportSHA
 	miss := Check(r.Expected, r)
 	r.Expectation = &Expectation{Met: len(miss) == 0, Misses: miss}
 	return true

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
-	"github.com/ceres-robotics/ceres-export/internal/input"
-	"github.com/ceres-robotics/ceres-export/internal/merge"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
@@ -271,8 +271,8 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 		rec.State = StateSucceeded
 		rec.ExitStatus = intPtr(0)
 		rec.Episodes, rec.Frames = rep.Episodes, rep.Frames
-		if sum, _, herr := input.SHA256(filepath.Join(shardDir, filepath.FromSlash(shard.ExportReportPath))); herr == nil {
-			rec.ShardReportSHA256 = sum
+		if c, ok := readCommitted(shardDir); ok {
+			rec.ShardReportSHA256 = c.reportSHA
 		}
 		res.Outcome = OutcomeExported
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
@@ -297,18 +297,13 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 	return finish()
 }
 
-// ExtensionsFile is the name under ceres/ of a task's merged extensions in
-// its shard. The shard's ceres/campaign.json (merge.Campaign) names the
-// campaign, task id and attempt that made it.
-const ExtensionsFile = "extensions.json"
-
 // shardCampaignFiles are the files a task adds under its shard's ceres/:
 // its identity and its extensions. In a metadata-only shard every string
 // of them is a user's (the case id is often the session's name or id, an
 // extension may name a person), and nothing can prove it public: each is
 // its salted hash, as the session id is (docs/privacy.md).
 func shardCampaignFiles(t *Task, attempt int, salt string) (map[string]any, error) {
-	c := merge.Campaign{CampaignID: t.CampaignID, TaskID: t.ID, AttemptNo: int64(attempt)}
+	c := shard.CampaignOrigin{CampaignID: t.CampaignID, TaskID: t.ID, AttemptNo: int64(attempt)}
 	var ext any = t.Extensions
 	if t.options.Privacy == privacy.MetadataOnly {
 		c.CampaignID, c.TaskID = privacy.SaltedHash(salt, c.CampaignID), privacy.SaltedHash(salt, c.TaskID)
@@ -322,7 +317,7 @@ func shardCampaignFiles(t *Task, attempt int, salt string) (map[string]any, erro
 		}
 		ext = salted
 	}
-	return map[string]any{filepath.Base(merge.CampaignPath): c, ExtensionsFile: ext}, nil
+	return map[string]any{layout.CampaignPath: c, layout.ExtensionsPath: ext}, nil
 }
 
 // upToDate returns the standing record when the task needs no new attempt:
@@ -348,8 +343,7 @@ func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, 
 			}
 			return &r, fmt.Sprintf("attempt %d failed with the same inputs (--retry-failed runs it again)", r.AttemptNo)
 		}
-		sum, _, err := input.SHA256(filepath.Join(shardDir, filepath.FromSlash(shard.ExportReportPath)))
-		if err != nil || sum != r.ShardReportSHA256 || shardAttempt(shardDir) != r.AttemptNo {
+		if c, ok := readCommitted(shardDir); !ok || c.reportSHA != r.ShardReportSHA256 || c.attempt != r.AttemptNo {
 			return nil, ""
 		}
 		v, err := verify.Shard(ctx, shardDir, verify.Options{Quick: true})
@@ -361,18 +355,32 @@ func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*Record, 
 	return nil, ""
 }
 
-// shardAttempt is the attempt number in the shard's ceres/campaign.json, 0
-// when it has none.
-func shardAttempt(shardDir string) int {
-	b, err := os.ReadFile(filepath.Join(shardDir, filepath.FromSlash(merge.CampaignPath)))
-	if err != nil {
-		return 0
+// committed is what a task's shard, read through shard.Open, says of the
+// attempt that made it.
+type committed struct {
+	ds *shard.Dataset
+	// attempt is the attempt number of its campaign origin, 0 without one.
+	attempt int
+	// reportSHA and report are its export report's SHA-256 and bytes.
+	reportSHA string
+	report    []byte
+}
+
+// readCommitted reads the shard at shardDir; false when there is none, or
+// it is not a readable shard.
+func readCommitted(shardDir string) (committed, bool) {
+	ds, err := shard.Open(shardDir)
+	if err != nil || ds.Merged {
+		return committed{}, false
 	}
-	var c merge.Campaign
-	if json.Unmarshal(b, &c) != nil {
-		return 0
+	c := committed{ds: ds}
+	if c.reportSHA, c.report, err = ds.ReportSHA256(); err != nil {
+		return committed{}, false
 	}
-	return int(c.AttemptNo)
+	if origin, err := ds.Campaign(); err == nil && origin != nil {
+		c.attempt = int(origin.AttemptNo)
+	}
+	return c, true
 }
 
 // Check returns the ways rec misses exp (nil exp: the state must be
@@ -415,17 +423,17 @@ func ReadPaths(tasks []Task, extra []string) []string {
 	return in
 }
 
-// PrepareOut makes out a campaign output (shard.KindCampaign, with its
+// PrepareOut makes out a campaign output (output.KindCampaign, with its
 // marker, through the destination rules every writer follows) or checks
 // that it is one and overlaps none of the inputs. Array tasks starting at
 // once on one OUT all succeed: the first makes it, the others find it.
 func PrepareOut(out string, inputs []string) error {
 	for try := 0; ; try++ {
-		if kind, ok := shard.OutputKind(out); ok {
-			if kind != shard.KindCampaign {
-				return fmt.Errorf("%w: %s is a %s made by ceres-export, not a campaign output", shard.ErrDestinationRefused, out, kind)
+		if kind, ok := output.KindOf(out); ok {
+			if kind != output.KindCampaign {
+				return fmt.Errorf("%w: %s is a %s made by ceres-export, not a campaign output", output.ErrDestinationRefused, out, kind)
 			}
-			_, err := shard.CheckDestination(out, inputs, true)
+			_, err := output.CheckDestination(out, inputs, true)
 			return err
 		}
 		// An empty directory (made for the scheduler's log files) is taken
@@ -433,24 +441,24 @@ func PrepareOut(out string, inputs []string) error {
 		if entries, err := os.ReadDir(out); err == nil && len(entries) == 0 {
 			_ = os.Remove(out)
 		}
-		st, err := shard.Stage(out, shard.StageOptions{Kind: shard.KindCampaign, Inputs: inputs})
+		st, err := output.Stage(out, output.StageOptions{Kind: output.KindCampaign, Inputs: inputs})
 		if err == nil {
-			if err := os.MkdirAll(filepath.Join(st.Dir(), AttemptsDir), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(st.Dir(), layout.AttemptsDir), 0o755); err != nil {
 				_ = st.Abort()
 				return fmt.Errorf("batch: %w", err)
 			}
 			return st.Commit()
 		}
 		// Another array task is making it, or just made it: look again.
-		if errors.Is(err, shard.ErrDestinationBusy) && try < 100 {
+		if errors.Is(err, output.ErrDestinationBusy) && try < 100 {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		if errors.Is(err, shard.ErrDestinationExists) {
-			if _, ok := shard.OutputKind(out); ok {
+		if errors.Is(err, output.ErrDestinationExists) {
+			if _, ok := output.KindOf(out); ok {
 				continue
 			}
-			return fmt.Errorf("%w: %s exists and is not a campaign output of ceres-export (no %s); choose a new directory", shard.ErrDestinationRefused, out, shard.OutputMarker)
+			return fmt.Errorf("%w: %s exists and is not a campaign output of ceres-export (no %s); choose a new directory", output.ErrDestinationRefused, out, layout.OutputMarkerPath)
 		}
 		return err
 	}

@@ -10,7 +10,8 @@ import (
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
-	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 )
 
 // fakeCampaign writes n tiny "sessions" (a file each) and returns their
@@ -72,7 +73,7 @@ func TestAttemptNumberingAcrossRetries(t *testing.T) {
 		t.Errorf("errors %q %q", recs[0].Error, recs[2].Error)
 	}
 	for _, name := range []string{"attempt-0001.json", "attempt-0002.json", "attempt-0003.json"} {
-		if _, err := os.Stat(filepath.Join(out, AttemptsDir, tasks[0].ID, name)); err != nil {
+		if _, err := os.Stat(filepath.Join(out, layout.AttemptsDir, tasks[0].ID, name)); err != nil {
 			t.Error(err)
 		}
 	}
@@ -198,7 +199,7 @@ func TestPrepareOut(t *testing.T) {
 	if err := PrepareOut(out, nil); err != nil {
 		t.Fatal(err)
 	}
-	if kind, ok := shard.OutputKind(out); !ok || kind != shard.KindCampaign {
+	if kind, ok := output.KindOf(out); !ok || kind != output.KindCampaign {
 		t.Fatalf("kind %q %v", kind, ok)
 	}
 	if err := PrepareOut(out, nil); err != nil {
@@ -212,11 +213,11 @@ func TestPrepareOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := PrepareOut(other, nil)
-	if !errors.Is(err, shard.ErrDestinationRefused) || err.Error() != "shard: destination refused: "+other+" exists and is not a campaign output of ceres-export (no ceres/output.json); choose a new directory" {
+	if !errors.Is(err, output.ErrDestinationRefused) || err.Error() != "output: destination refused: "+other+" exists and is not a campaign output of ceres-export (no "+layout.OutputMarkerPath+"); choose a new directory" {
 		t.Fatalf("error %v", err)
 	}
 	inside := filepath.Join(tasks[0].SessionDir, "out")
-	if _, err := Run(context.Background(), tasks, Options{Out: inside}); !errors.Is(err, shard.ErrDestinationRefused) {
+	if _, err := Run(context.Background(), tasks, Options{Out: inside}); !errors.Is(err, output.ErrDestinationRefused) {
 		t.Fatalf("OUT inside a session: %v", err)
 	}
 	// Array tasks starting together on one new OUT all get it.

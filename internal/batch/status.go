@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // CampaignStatus is what a campaign's records say: one line per task.
@@ -38,7 +40,7 @@ func Status(out string) (*CampaignStatus, error) {
 		return nil, err
 	}
 	if len(all) == 0 {
-		return nil, fmt.Errorf("%s: no attempt records under %s/", out, AttemptsDir)
+		return nil, fmt.Errorf("%s: no attempt records under %s/", out, layout.AttemptsDir)
 	}
 	st := &CampaignStatus{Out: out, States: map[string]int{}}
 	for _, id := range slices.Sorted(maps.Keys(all)) {

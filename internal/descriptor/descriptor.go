@@ -31,10 +31,8 @@ import (
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
-// FileName is the descriptors' file under the dataset's ceres/ directory.
-const FileName = "tasks.json"
-
-// SchemaVersion is the version of the ceres/tasks.json layout.
+// SchemaVersion is the version of the descriptors' file
+// (layout.DescriptorsPath).
 const SchemaVersion = 1
 
 // Seed values this package writes.

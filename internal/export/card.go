@@ -9,9 +9,9 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
-	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
@@ -75,12 +75,11 @@ func writeCard(b *shard.Builder, rep *Report, p *plan.Plan, applied, recorded *t
 	} else {
 		specs[0].Role = "applied and recorded"
 	}
-	specDir := "ceres/task-specifications/"
-	if metadataOnly {
-		specDir = "ceres/" + privacy.RedactedSpecDir + "/"
-	}
 	for i := range specs {
-		specs[i].Path = specDir + specs[i].Hash + ".json"
+		specs[i].Path = layout.SpecPath(specs[i].Hash)
+		if metadataOnly {
+			specs[i].Path = layout.RedactedSpecPath(specs[i].Hash)
+		}
 	}
 	title, description := applied.RunTitle, applied.RunDescription
 	var tasks []cardTask
@@ -103,7 +102,7 @@ func writeCard(b *shard.Builder, rep *Report, p *plan.Plan, applied, recorded *t
 		"SessionID": rep.SessionID, "Version": rep.Exporter.Version,
 		"Episodes": rep.Episodes, "Frames": rep.Frames, "FPS": rep.FPS,
 		"Specs": specs, "Differences": rep.Spec.Differences,
-		"ProfileHash": rep.Exporter.Options.ProfileHash, "ProfilePath": profile.ShardPath,
+		"ProfileHash": rep.Exporter.Options.ProfileHash, "ProfilePath": layout.ProfilePath,
 		"Tasks": tasks, "Fates": strings.Join(fates, ", "), "Attempts": p.Attempts,
 	}
 	var buf bytes.Buffer

@@ -6,7 +6,7 @@
 //	video.ExportCamera per camera    nearest source frame for every T_k, encoded
 //	rows: hold each sensor stream    latest sample ≤ T_k, per frame
 //	shard.Builder                    Parquet data, meta, specs, report
-//	shard.Staging.Commit             atomic rename (or exchange) into place
+//	output.Staging.Commit             atomic rename (or exchange) into place
 //
 // A failed export removes its staging directory and never touches an
 // existing shard.
@@ -26,7 +26,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
@@ -71,7 +73,7 @@ type Options struct {
 	// nil applies the journal's own.
 	TaskSpec []byte
 	// Replace allows replacing an existing shard at the destination; only
-	// an output of this tool is ever replaced (shard.CheckDestination).
+	// an output of this tool is ever replaced (output.CheckDestination).
 	Replace bool
 	// Inputs are further paths the caller read for this export (a
 	// corrected specification's file): the shard may not overlap them, as
@@ -102,10 +104,11 @@ type Options struct {
 	// before it is committed; it may add files under ceres/ (the report
 	// page). Its error fails the export.
 	Page func(ctx context.Context, r *Result) error
-	// CeresFiles are written into the shard as ceres/<name>, each value as
-	// deterministic JSON: what a caller above export carries into the shard
-	// unchanged (a campaign task's identity and extensions). Names are plain
-	// file names; they must not collide with the exporter's own files.
+	// CeresFiles are written into the shard, each value as deterministic
+	// JSON at its key: what a caller above export carries into the shard
+	// unchanged (a campaign task's identity and extensions). Keys are the
+	// layout's paths of carried files (layout.CeresFile.Carried), never one
+	// of the exporter's own.
 	CeresFiles map[string]any
 
 	// encodeCameraForTesting replaces video.ExportCamera in tests that
@@ -207,7 +210,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	inputs := append([]string{sessionDir}, opts.Inputs...)
 	// Refuse a destination that would destroy an input or something that is
 	// not ours before reading anything; Stage checks again under the lock.
-	if _, err := shard.CheckDestination(shardDir, inputs, opts.Replace); err != nil {
+	if _, err := output.CheckDestination(shardDir, inputs, opts.Replace); err != nil {
 		return nil, err
 	}
 	// A directory without journal/ is not a session at all: say so, rather
@@ -266,7 +269,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 		rep.Notes = append(rep.Notes, "metadata-only: no video and no session page")
 	}
 
-	st, err := shard.Stage(shardDir, shard.StageOptions{Replace: opts.Replace, Kind: shard.KindShard, Inputs: inputs})
+	st, err := output.Stage(shardDir, output.StageOptions{Replace: opts.Replace, Kind: output.KindShard, Inputs: inputs})
 	if err != nil {
 		return nil, err
 	}
@@ -303,12 +306,12 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 		return nil, err
 	}
 	if manifest != nil {
-		if err := b.WriteCeresJSON(videoManifestName, manifest); err != nil {
+		if err := b.WriteCeresJSON(layout.VideosPath, manifest); err != nil {
 			return nil, err
 		}
 	}
 	if !opts.Profile.Empty() {
-		if err := b.WriteCeresFile(profile.FileName, opts.Profile.Canonical()); err != nil {
+		if err := b.WriteCeresFile(layout.ProfilePath, opts.Profile.Canonical()); err != nil {
 			return nil, err
 		}
 	}
@@ -319,7 +322,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	if err := writeRows(ctx, j, p, b, rowFeatures, cams, applied, descriptors, opts, rep); err != nil {
 		return nil, err
 	}
-	if err := b.WriteCeresJSON(descriptor.FileName, descriptor.File{SchemaVersion: descriptor.SchemaVersion, Tasks: descriptors}); err != nil {
+	if err := b.WriteCeresJSON(layout.DescriptorsPath, descriptor.File{SchemaVersion: descriptor.SchemaVersion, Tasks: descriptors}); err != nil {
 		return nil, err
 	}
 	specs := []*taskspec.Spec{applied}
@@ -328,7 +331,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	}
 	for _, spec := range specs {
 		if metadataOnly {
-			err = b.WriteCeresFile(privacy.RedactedSpecDir+"/"+spec.Hash()+".json", privacy.RedactSpec(spec, j.Info.SessionID, specs...))
+			err = b.WriteCeresFile(layout.RedactedSpecPath(spec.Hash()), privacy.RedactSpec(spec, j.Info.SessionID, specs...))
 		} else {
 			err = b.WriteSpec(spec.Hash(), spec.Canonical())
 		}
@@ -336,7 +339,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 			return nil, err
 		}
 	}
-	if err := writeCeresFiles(b, st.Dir(), opts.CeresFiles); err != nil {
+	if err := writeCeresFiles(b, opts.CeresFiles); err != nil {
 		return nil, err
 	}
 	if err := rep.strictness(opts.Strict); err != nil {
@@ -344,7 +347,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	}
 	if metadataOnly {
 		rep.redact(opts.Salt)
-		if err := b.WriteCeresJSON(privacy.MarkerName, privacy.Marker{SchemaVersion: 1, Mode: privacy.MetadataOnly}); err != nil {
+		if err := b.WriteCeresJSON(layout.PrivacyMarkerPath, privacy.Marker{SchemaVersion: 1, Mode: privacy.MetadataOnly}); err != nil {
 			return nil, err
 		}
 	}
@@ -369,16 +372,14 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	return rep, nil
 }
 
-// writeCeresFiles writes a caller's extra files under ceres/, refusing a
-// name the exporter writes itself (those already staged, and the report and
-// page that follow).
-func writeCeresFiles(b *shard.Builder, dir string, files map[string]any) error {
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		_, err := os.Lstat(filepath.Join(dir, "ceres", name))
-		if name != filepath.Base(name) || name == "." || name == ".." || err == nil || name == shard.ExportReportName || name == "report.html" {
-			return fmt.Errorf("export: ceres file %q: not a plain file name of its own", name)
+// writeCeresFiles writes a caller's carried files, refusing any path the
+// layout does not name as one (the exporter's own files above all).
+func writeCeresFiles(b *shard.Builder, files map[string]any) error {
+	for _, rel := range slices.Sorted(maps.Keys(files)) {
+		if f, ok := layout.LookupCeresFile(rel); !ok || !f.Carried {
+			return fmt.Errorf("export: ceres file %q: not a file a caller may carry into a shard (layout.CeresFiles)", rel)
 		}
-		if err := b.WriteCeresJSON(name, files[name]); err != nil {
+		if err := b.WriteCeresJSON(rel, files[rel]); err != nil {
 			return err
 		}
 	}
@@ -486,7 +487,7 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolv
 					Height:    opts.Video.Height,
 					Encoder:   enc,
 					FilePath: func(chunk, file int) string {
-						path := filepath.Join(dir, filepath.FromSlash(lerobot.VideoPath(key, chunk, file)))
+						path := filepath.Join(dir, filepath.FromSlash(layout.VideoPath(key, chunk, file)))
 						// A failure here surfaces as the encoder's create error.
 						_ = os.MkdirAll(filepath.Dir(path), 0o755)
 						return path
@@ -598,7 +599,7 @@ func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.B
 		meta := shard.EpisodeMeta{
 			Task:   taskString,
 			Videos: map[string]shard.VideoSegment{},
-			Ceres: shard.CeresEpisode{
+			Ceres: layout.CeresEpisode{
 				SessionID: session, TaskID: ep.Task, TaskLabel: label, TaskType: task.Type,
 				Cycle: int64(ep.Cycle), Repetition: int64(ep.Repetition), Attempt: int64(ep.Attempt),
 				StartNS: ep.Start, EndNS: ep.End,

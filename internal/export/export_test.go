@@ -19,9 +19,9 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
-	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
@@ -343,7 +343,7 @@ func TestExportAtomic(t *testing.T) {
 	}
 	before := shardFiles(t, dest)
 
-	if _, err := Export(ctx, session, dest, Options{FPS: 10}); !errors.Is(err, shard.ErrDestinationExists) {
+	if _, err := Export(ctx, session, dest, Options{FPS: 10}); !errors.Is(err, output.ErrDestinationExists) {
 		t.Errorf("export over an existing shard without Replace: %v, want ErrDestinationExists", err)
 	}
 	// A failing export with Replace leaves the old shard as it was: this

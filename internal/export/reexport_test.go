@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/taskspec"
@@ -173,12 +174,12 @@ func TestReexportReusesOnlyVerifiedVideo(t *testing.T) {
 	if _, err := Export(ctx, session, base, opts); err != nil {
 		t.Fatal(err)
 	}
-	mp4s, _ := filepath.Glob(filepath.Join(base, "videos", "*", "chunk-*", "file-*.mp4"))
+	mp4s, _ := filepath.Glob(filepath.Join(base, layout.VideosDir, "*", "chunk-*", "file-*"+layout.VideoExt))
 	if len(mp4s) == 0 {
 		t.Fatal("no video file")
 	}
 	videoRel, _ := filepath.Rel(base, mp4s[0])
-	manifest := filepath.Join("ceres", videoManifestName)
+	manifest := filepath.FromSlash(layout.VideosPath)
 	for _, c := range []struct {
 		name   string
 		damage func(t *testing.T, dir string)

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -116,7 +116,7 @@ func (r *Report) addCamera(stream, key string, res video.CameraResult) {
 		c.Gaps += e.Gaps
 	}
 	for _, f := range res.Files {
-		c.Files = append(c.Files, lerobot.VideoPath(c.Feature, f.Chunk, f.File))
+		c.Files = append(c.Files, layout.VideoPath(c.Feature, f.Chunk, f.File))
 	}
 	for _, s := range res.Sources {
 		c.Sources = append(c.Sources, s)

@@ -12,23 +12,19 @@ import (
 	"path/filepath"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
-	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
-
-// videoManifestName is the file under ceres/ where a shard records, per
-// camera, the content key of its encoded video and what the encoder
-// produced, so that a re-export can take the video over instead of encoding
-// it again.
-const videoManifestName = "videos.json"
 
 // videoCacheVersion changes whenever the video stage would produce different
 // files from the same inputs; old shards' videos are then not reused.
 // Version 2 records each file's SHA-256 (FileSHA256).
 const videoCacheVersion = 2
 
-// videoManifest is ceres/videos.json.
+// videoManifest is layout.VideosPath: per camera, the content key of its
+// encoded video and what the encoder produced, so that a re-export can
+// take the video over instead of encoding it again.
 type videoManifest struct {
 	Version int                   `json:"version"`
 	Cameras []videoManifestCamera `json:"cameras"`
@@ -94,7 +90,7 @@ func cameraKey(sessionDir string, sources []video.Source, p *plan.Plan, sourceFP
 // one (or no shard) yields an empty manifest.
 func readVideoManifest(dir string) videoManifest {
 	var m videoManifest
-	b, err := input.ReadFile(filepath.Join(dir, "ceres", videoManifestName))
+	b, err := input.ReadFile(filepath.Join(dir, filepath.FromSlash(layout.VideosPath)))
 	if err != nil || json.Unmarshal(b, &m) != nil || m.Version != videoCacheVersion {
 		return videoManifest{}
 	}
@@ -105,7 +101,7 @@ func readVideoManifest(dir string) videoManifest {
 // the shard at dir (ceres/videos.json): its files and where each episode
 // lies in them. A shard without cameras yields an empty map.
 func ReadCameraResults(dir string) (map[string]video.CameraResult, error) {
-	path := filepath.Join(dir, "ceres", videoManifestName)
+	path := filepath.Join(dir, filepath.FromSlash(layout.VideosPath))
 	b, err := input.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]video.CameraResult{}, nil
@@ -140,7 +136,7 @@ func (m videoManifest) find(stream, key string) (videoManifestCamera, bool) {
 func videoHashes(dir, feature string, res video.CameraResult) ([]string, error) {
 	sums := make([]string, len(res.Files))
 	for i, f := range res.Files {
-		sum, _, err := input.SHA256(filepath.Join(dir, filepath.FromSlash(lerobot.VideoPath(feature, f.Chunk, f.File))))
+		sum, _, err := input.SHA256(filepath.Join(dir, filepath.FromSlash(layout.VideoPath(feature, f.Chunk, f.File))))
 		if err != nil {
 			return nil, err
 		}
@@ -159,17 +155,17 @@ func reuseFiles(prevDir, stageDir, feature string, cam videoManifestCamera) erro
 		return fmt.Errorf("the manifest lists %d files and %d hashes", len(res.Files), len(cam.FileSHA256))
 	}
 	for i, f := range res.Files {
-		rel := filepath.FromSlash(lerobot.VideoPath(feature, f.Chunk, f.File))
+		rel := filepath.FromSlash(layout.VideoPath(feature, f.Chunk, f.File))
 		src, dst := filepath.Join(prevDir, rel), filepath.Join(stageDir, rel)
 		sum, size, err := input.SHA256(src)
 		if err != nil {
 			return err
 		}
 		if size != f.Bytes {
-			return fmt.Errorf("%s: %d bytes, the manifest says %d", lerobot.VideoPath(feature, f.Chunk, f.File), size, f.Bytes)
+			return fmt.Errorf("%s: %d bytes, the manifest says %d", layout.VideoPath(feature, f.Chunk, f.File), size, f.Bytes)
 		}
 		if sum != cam.FileSHA256[i] {
-			return fmt.Errorf("%s: SHA-256 %s, the manifest says %s", lerobot.VideoPath(feature, f.Chunk, f.File), sum, cam.FileSHA256[i])
+			return fmt.Errorf("%s: SHA-256 %s, the manifest says %s", layout.VideoPath(feature, f.Chunk, f.File), sum, cam.FileSHA256[i])
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err

@@ -20,12 +20,11 @@
 // get_file_size_in_mb does), and steps the pair as LeRobot's
 // update_chunk_file_indices: the file index counts up to chunks_size - 1
 // (default 1000), then the chunk index steps and the file index returns to
-// 0. Files are named by LeRobot's default templates (DataPathTemplate,
-// VideoPathTemplate), which info.json states and which LeRobot's merge
-// hard-codes.
+// 0. The files' names are internal/layout's, with every other path of a
+// dataset.
 //
 // The sources are lerobot/datasets/utils.py (DEFAULT_CHUNK_SIZE,
 // DEFAULT_DATA_FILE_SIZE_IN_MB, DEFAULT_VIDEO_FILE_SIZE_IN_MB,
-// DEFAULT_DATA_PATH, DEFAULT_VIDEO_PATH, update_chunk_file_indices) of
+// update_chunk_file_indices) of
 // LeRobot 0.4; docs/lerobot-format.md describes them in prose.
 package lerobot

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
-
-	"github.com/ceres-robotics/ceres-export/journal"
 )
 
 func TestDtype(t *testing.T) {
@@ -32,11 +30,6 @@ func TestDtype(t *testing.T) {
 		if tt.d.Numeric() != tt.numeric || tt.d.Integer() != tt.integer || tt.d.Visual() != tt.visual {
 			t.Errorf("%s: numeric %v integer %v visual %v, want %v %v %v", tt.d,
 				tt.d.Numeric(), tt.d.Integer(), tt.d.Visual(), tt.numeric, tt.integer, tt.visual)
-		}
-	}
-	for _, jd := range []journal.Dtype{journal.DtypeFloat32, journal.DtypeFloat64, journal.DtypeInt32, journal.DtypeInt64, journal.DtypeUint8, journal.DtypeBool} {
-		if d := FromJournal(jd); d.Size() != jd.Size() || !d.Numeric() {
-			t.Errorf("FromJournal(%s) = %s of size %d, want size %d", jd, d, d.Size(), jd.Size())
 		}
 	}
 }

@@ -23,7 +23,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
@@ -122,7 +124,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	}
 	replace := opts.Replace || (opts.Into != "" && sameDir(opts.Into, opts.Output))
 	inputs := destinationInputs(opts, dirs)
-	if _, err := shard.CheckDestination(opts.Output, inputs, replace); err != nil {
+	if _, err := output.CheckDestination(opts.Output, inputs, replace); err != nil {
 		return nil, err
 	}
 	if err := checkOutput(opts); err != nil {
@@ -130,7 +132,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	}
 	// The destination's lock is held from here to the commit, so that the
 	// dataset appended to cannot change under the merge.
-	st, err := shard.Stage(opts.Output, shard.StageOptions{Replace: replace, Kind: shard.KindMerged, Inputs: inputs})
+	st, err := output.Stage(opts.Output, output.StageOptions{Replace: replace, Kind: output.KindMerged, Inputs: inputs})
 	if err != nil {
 		return nil, err
 	}
@@ -146,10 +148,10 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 			}
 			return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
-		if opts.Into != "" && i == 0 && s.kind != kindMerged {
-			return nil, fmt.Errorf("%w: --into %s: not a merged dataset (it has no %s); merge it with -o first", ErrUsage, d, mergeReportPath)
+		if opts.Into != "" && i == 0 && !s.isMerged() {
+			return nil, fmt.Errorf("%w: --into %s: not a merged dataset (it has no %s); merge it with -o first", ErrUsage, d, layout.MergeReportPath)
 		}
-		if (opts.Into == "" || i > 0) && s.kind != kindShard {
+		if (opts.Into == "" || i > 0) && s.isMerged() {
 			return nil, fmt.Errorf("%w: %s is a merged dataset; give it as --into to append to it, or merge its shards", ErrUsage, d)
 		}
 	}
@@ -174,7 +176,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	m.reportIndex = make([]int, len(sources))
 	next := 0
 	for i, s := range sources {
-		if s.kind == kindMerged {
+		if s.isMerged() {
 			m.reportIndex[i] = -1
 			next = len(s.merged.Sources)
 			continue
@@ -227,7 +229,7 @@ func checkOutput(opts Options) error {
 	if _, err := os.Lstat(opts.Output); err != nil {
 		return nil
 	}
-	if kind, ok := shard.OutputKind(opts.Output); ok && kind != shard.KindMerged {
+	if kind, ok := output.KindOf(opts.Output); ok && kind != output.KindMerged {
 		return fmt.Errorf("%w: output %s is a ceres-export %s, not a merged dataset; refusing to replace it", ErrUsage, opts.Output, kind)
 	}
 	return nil
@@ -240,7 +242,7 @@ func checkDuplicates(sources []*source) error {
 	var seenDirs []*source
 	seenReport := map[string]string{}
 	for _, s := range sources {
-		if s.kind == kindMerged {
+		if s.isMerged() {
 			for _, r := range s.merged.Sources {
 				seenReport[r.ExportReportSHA256] = fmt.Sprintf("%s (already in %s)", r.Name, s.dir)
 			}
@@ -328,7 +330,7 @@ type merger struct {
 	reportIndex []int
 }
 
-func (m *merger) run(ctx context.Context, st *shard.Staging) (*Result, error) {
+func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
 	features := mergedFeatures(m.sources)
 	plans, err := m.planVideos(features)
 	if err != nil {
@@ -352,7 +354,7 @@ func (m *merger) run(ctx context.Context, st *shard.Staging) (*Result, error) {
 	go func() {
 		defer close(fpDone)
 		for i, s := range m.sources {
-			if s.kind != kindShard {
+			if s.isMerged() {
 				continue
 			}
 			if fingerprints[i], fpErr = fingerprint(ctx, s.dir); fpErr != nil {
@@ -435,7 +437,7 @@ func (m *merger) writeMetadata(ctx context.Context, b *shard.Builder, features [
 	for _, p := range plans {
 		report.Videos[p.key] = p.report()
 	}
-	if err := b.WriteCeresJSON(mergeReportName, report); err != nil {
+	if err := b.WriteCeresJSON(layout.MergeReportPath, report); err != nil {
 		return nil, err
 	}
 	if err := m.writePooled(b); err != nil {
@@ -487,14 +489,14 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 	var maxLen int64
 	for _, s := range m.sources {
 		for _, e := range s.episodes {
-			maxLen = max(maxLen, e.length)
+			maxLen = max(maxLen, e.Length)
 		}
 	}
 	batch := b.NewBatch(int(maxLen))
 	var episodes, frames int64
 	for si, s := range m.sources {
 		srcIndex := int64(m.reportIndex[si])
-		if s.kind == kindShard {
+		if !s.isMerged() {
 			run.Sources = append(run.Sources, len(report.Sources))
 			report.Sources = append(report.Sources, sourceReport(s, episodes, frames, len(report.Runs), ""))
 		}
@@ -508,7 +510,7 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 		for h, spec := range s.specs {
 			var err error
 			if s.private {
-				err = b.WriteCeresFile(privacy.RedactedSpecDir+"/"+h+".json", spec)
+				err = b.WriteCeresFile(layout.RedactedSpecPath(h), spec)
 			} else {
 				err = b.WriteSpec(h, spec)
 			}
@@ -529,53 +531,17 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 
 // writeSource writes the episodes of source si.
 func (m *merger) writeSource(ctx context.Context, b *shard.Builder, si int, s *source, srcIndex int64, data []shard.Feature, batch *shard.EpisodeBatch, plans []*videoPlan) error {
-	var tbl *table
-	var tblKey [2]int
-	var firstIndex int64
-	defer func() {
-		if tbl != nil {
-			tbl.release()
-		}
-	}()
+	rows := s.ds.NewRowReader(data)
+	defer rows.Close()
 	for ei := range s.episodes {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		e := &s.episodes[ei]
-		if key := [2]int{e.dataChunk, e.dataFile}; tbl == nil || key != tblKey {
-			if tbl != nil {
-				tbl.release()
-			}
-			var err error
-			if tbl, err = readTable(ctx, s.path(lerobot.DataPath(e.dataChunk, e.dataFile))); err != nil {
-				return err
-			}
-			tblKey = key
-			idx, err := tbl.int64s("index")
-			if err != nil {
-				return err
-			}
-			if tbl.rows == 0 {
-				return fmt.Errorf("%s: no rows", tbl.path)
-			}
-			firstIndex = idx.Value(0)
-		}
-		lo := int(e.from - firstIndex)
-		hi := lo + int(e.length)
-		if err := checkEpisodeRows(tbl, e, lo, hi); err != nil {
+		if err := rows.Read(ctx, &e.Episode, batch); err != nil {
 			return err
 		}
-		batch.Len = int(e.length)
-		for ci, f := range data {
-			col, ok := tbl.cols[f.Name]
-			if !ok {
-				return fmt.Errorf("%s: no column %s", tbl.path, f.Name)
-			}
-			if err := fillColumn(f, col, lo, hi, &batch.Columns[ci]); err != nil {
-				return fmt.Errorf("%s episode %d: %w", tbl.path, e.index, err)
-			}
-		}
-		meta := shard.EpisodeMeta{Task: e.tasks[0], Videos: map[string]shard.VideoSegment{}, Ceres: e.ceres}
+		meta := shard.EpisodeMeta{Task: e.Tasks[0], Videos: map[string]shard.VideoSegment{}, Ceres: e.Ceres}
 		for _, p := range plans {
 			seg, err := p.segment(si, e, s.fps)
 			if err != nil {
@@ -583,32 +549,11 @@ func (m *merger) writeSource(ctx context.Context, b *shard.Builder, si int, s *s
 			}
 			meta.Videos[p.key] = seg
 		}
-		if s.kind == kindShard {
+		if !s.isMerged() {
 			meta.Ceres.Source = episodeSource(s, srcIndex, e)
 		}
 		if err := b.WriteEpisode(meta, batch); err != nil {
-			return fmt.Errorf("%s episode %d: %w", s.dir, e.index, err)
-		}
-	}
-	return nil
-}
-
-// checkEpisodeRows checks that rows [lo, hi) of a data file are episode e.
-func checkEpisodeRows(t *table, e *sourceEpisode, lo, hi int) error {
-	if lo < 0 || hi > t.rows {
-		return fmt.Errorf("%s: episode %d rows [%d, %d) are not in the file's %d rows", t.path, e.index, e.from, e.to, t.rows)
-	}
-	idx, err := t.int64s("index")
-	if err != nil {
-		return err
-	}
-	ep, err := t.int64s("episode_index")
-	if err != nil {
-		return err
-	}
-	for _, r := range []int{lo, hi - 1} {
-		if ep.Value(r) != e.index || idx.Value(r) != e.from+int64(r-lo) {
-			return fmt.Errorf("%s row %d: episode_index %d index %d, want episode %d index %d", t.path, r, ep.Value(r), idx.Value(r), e.index, e.from+int64(r-lo))
+			return fmt.Errorf("%s episode %d: %w", s.dir, e.Index, err)
 		}
 	}
 	return nil

@@ -4,20 +4,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
@@ -118,12 +117,11 @@ func mustVerify(t *testing.T, dir string) {
 	}
 }
 
-// dataset is a dataset read back for comparison: episodes, rows by
-// episode, tasks.
+// dataset is a dataset read back for comparison through shard.Open:
+// episodes, rows by episode, tasks.
 type dataset struct {
 	src   *source
-	rows  []*table // per episode: the data table holding it
-	lo    []int    // per episode: first row in rows[e]
+	rows  []*shard.EpisodeBatch // per episode, the data features' rows
 	tasks []string
 }
 
@@ -134,81 +132,44 @@ func readDataset(t *testing.T, dir string) *dataset {
 		t.Fatal(err)
 	}
 	d := &dataset{src: s, tasks: s.tasks}
-	cache := map[[2]int]*table{}
-	for _, e := range s.episodes {
-		k := [2]int{e.dataChunk, e.dataFile}
-		tbl := cache[k]
-		if tbl == nil {
-			if tbl, err = readTable(context.Background(), s.path(lerobot.DataPath(k[0], k[1]))); err != nil {
-				t.Fatal(err)
-			}
-			cache[k] = tbl
-			t.Cleanup(tbl.release)
+	var data []shard.Feature
+	for _, f := range s.features {
+		if f.Dtype != lerobot.Video {
+			data = append(data, f)
 		}
-		idx, _ := tbl.int64s("index")
-		d.rows = append(d.rows, tbl)
-		d.lo = append(d.lo, int(e.from-idx.Value(0)))
+	}
+	rows := s.ds.NewRowReader(data)
+	defer rows.Close()
+	for i := range s.episodes {
+		b := shard.NewEpisodeBatch(data, int(s.episodes[i].Length))
+		if err := rows.Read(context.Background(), &s.episodes[i].Episode, b); err != nil {
+			t.Fatal(err)
+		}
+		d.rows = append(d.rows, b)
 	}
 	return d
 }
 
-// cell returns row r of column name as a comparable string.
-func cell(t *testing.T, tbl *table, name string, r int) string {
-	a, ok := tbl.cols[name]
-	if !ok {
-		t.Fatalf("%s: no column %s", tbl.path, name)
-	}
-	switch v := a.(type) {
-	case *array.FixedSizeList:
-		n := int(v.DataType().(*arrow.FixedSizeListType).Len())
-		sl := array.NewSlice(v.ListValues(), int64((v.Offset()+r)*n), int64((v.Offset()+r+1)*n))
-		defer sl.Release()
-		return sl.String()
-	default:
-		return v.ValueStr(r)
-	}
-}
-
 // compareRows checks that merged episodes [first, first+len(src episodes))
-// hold, row by row, exactly the source's rows, re-indexed.
+// hold, row by row, exactly the source's rows, re-indexed. (The default
+// columns, re-indexed, are verify's: mustVerify checks them.)
 func compareRows(t *testing.T, merged *dataset, src *dataset, firstEpisode int, firstIndex int64) {
 	t.Helper()
-	var features []string
-	for _, f := range src.src.features {
-		if f.Dtype != lerobot.Video {
-			features = append(features, f.Name)
-		}
-	}
 	for k, se := range src.src.episodes {
 		me := merged.src.episodes[firstEpisode+k]
-		if me.length != se.length || me.tasks[0] != se.tasks[0] {
-			t.Fatalf("episode %d: length %d task %q, source episode %d has %d %q", firstEpisode+k, me.length, me.tasks[0], k, se.length, se.tasks[0])
+		if me.Length != se.Length || me.Tasks[0] != se.Tasks[0] {
+			t.Fatalf("episode %d: length %d task %q, source episode %d has %d %q", firstEpisode+k, me.Length, me.Tasks[0], k, se.Length, se.Tasks[0])
 		}
-		if me.ceres.Source == nil || me.ceres.Source.EpisodeIndex != se.index || me.ceres.SessionID != se.ceres.SessionID ||
-			me.ceres.TaskID != se.ceres.TaskID || me.ceres.Attempt != se.ceres.Attempt || me.ceres.SpecHash != se.ceres.SpecHash ||
-			me.ceres.RecordedSpecHash != se.ceres.RecordedSpecHash || me.ceres.StartNS != se.ceres.StartNS {
-			t.Fatalf("episode %d: provenance %+v, source %+v", firstEpisode+k, me.ceres, se.ceres)
+		if me.Data.FromIndex != firstIndex+se.Data.FromIndex {
+			t.Fatalf("episode %d: rows from %d, want %d + %d", firstEpisode+k, me.Data.FromIndex, firstIndex, se.Data.FromIndex)
 		}
-		mt, st := merged.rows[firstEpisode+k], src.rows[k]
-		ml, sl := merged.lo[firstEpisode+k], src.lo[k]
-		for r := 0; r < int(se.length); r++ {
-			for _, f := range append(slices.Clone(features), "timestamp", "frame_index") {
-				if got, want := cell(t, mt, f, ml+r), cell(t, st, f, sl+r); got != want {
-					t.Fatalf("episode %d row %d %s: %s, source has %s", firstEpisode+k, r, f, got, want)
-				}
-			}
-			if got := cell(t, mt, "episode_index", ml+r); got != fmt.Sprint(firstEpisode+k) {
-				t.Fatalf("episode %d row %d: episode_index %s", firstEpisode+k, r, got)
-			}
-			if got, want := cell(t, mt, "index", ml+r), fmt.Sprint(me.from+int64(r)); got != want || me.from != firstIndex+se.from {
-				t.Fatalf("episode %d row %d: index %s, want %s (from %d, source from %d + %d)", firstEpisode+k, r, got, want, me.from, se.from, firstIndex)
-			}
-			var mti, sti int
-			fmt.Sscan(cell(t, mt, "task_index", ml+r), &mti)
-			fmt.Sscan(cell(t, st, "task_index", sl+r), &sti)
-			if merged.tasks[mti] != src.tasks[sti] {
-				t.Fatalf("episode %d row %d: task %q, source task %q", firstEpisode+k, r, merged.tasks[mti], src.tasks[sti])
-			}
+		if me.Ceres.Source == nil || me.Ceres.Source.EpisodeIndex != se.Index || me.Ceres.SessionID != se.Ceres.SessionID ||
+			me.Ceres.TaskID != se.Ceres.TaskID || me.Ceres.Attempt != se.Ceres.Attempt || me.Ceres.SpecHash != se.Ceres.SpecHash ||
+			me.Ceres.RecordedSpecHash != se.Ceres.RecordedSpecHash || me.Ceres.StartNS != se.Ceres.StartNS {
+			t.Fatalf("episode %d: provenance %+v, source %+v", firstEpisode+k, me.Ceres, se.Ceres)
+		}
+		if !reflect.DeepEqual(merged.rows[firstEpisode+k], src.rows[k]) {
+			t.Fatalf("episode %d: rows differ from source episode %d", firstEpisode+k, k)
 		}
 	}
 }
@@ -241,8 +202,8 @@ func compareFrames(t *testing.T, merged *dataset, sources []*dataset, firsts []i
 	t.Helper()
 	fps := int64(merged.src.fps)
 	decoded := map[string][][32]byte{}
-	get := func(d *dataset, key string, vp videoPointer) [][32]byte {
-		p := d.src.path(lerobot.VideoPath(key, vp.chunk, vp.file))
+	get := func(d *dataset, key string, vp shard.VideoSegment) [][32]byte {
+		p := d.src.path(layout.VideoPath(key, vp.ChunkIndex, vp.FileIndex))
 		if h, ok := decoded[p]; ok {
 			return h
 		}
@@ -260,10 +221,10 @@ func compareFrames(t *testing.T, merged *dataset, sources []*dataset, firsts []i
 		for _, f := range src.src.videoFeatures() {
 			for k, se := range src.src.episodes {
 				me := merged.src.episodes[firsts[si]+k]
-				mh := get(merged, f.Name, me.videos[f.Name])
-				sh := get(src, f.Name, se.videos[f.Name])
+				mh := get(merged, f.Name, me.Videos[f.Name])
+				sh := get(src, f.Name, se.Videos[f.Name])
 				mf, sf := me.firstFrame[f.Name], se.firstFrame[f.Name]
-				for j := 0; j < int(se.length); j++ {
+				for j := 0; j < int(se.Length); j++ {
 					if mf+j >= len(mh) || sf+j >= len(sh) || mh[mf+j] != sh[sf+j] {
 						t.Fatalf("%s episode %d frame %d differs from source %d episode %d frame %d", f.Name, firsts[si]+k, j, si, k, j)
 					}
@@ -315,12 +276,12 @@ func TestMergeH264RetriesCrashSpecs(t *testing.T) {
 	// Both specifications are stored, and every episode names its own.
 	specs := map[string]bool{}
 	for _, e := range merged.src.episodes {
-		specs[e.ceres.SpecHash] = true
+		specs[e.Ceres.SpecHash] = true
 	}
 	if len(specs) != 2 || len(merged.src.specs) != 2 {
 		t.Fatalf("specifications named %v, stored %d; want 2 and 2", specs, len(merged.src.specs))
 	}
-	if kind, ok := shard.OutputKind(out); !ok || kind != shard.KindMerged {
+	if kind, ok := output.KindOf(out); !ok || kind != output.KindMerged {
 		t.Fatalf("output marker kind %q %v, want merged", kind, ok)
 	}
 }
@@ -392,7 +353,7 @@ func TestMergeRefusals(t *testing.T) {
 		{"no sources", Options{Output: filepath.Join(dir, "o1")}, ErrUsage, "no shards"},
 		{"not a shard", Options{Sources: []string{a, notShard}, Output: filepath.Join(dir, "o2")}, ErrUsage, "not a ceres-export shard"},
 		{"twice", Options{Sources: []string{a, a}, Output: filepath.Join(dir, "o3")}, ErrUsage, "given twice"},
-		{"output inside input", Options{Sources: []string{a, b}, Output: filepath.Join(a, "out")}, shard.ErrDestinationRefused, "inside the input"},
+		{"output inside input", Options{Sources: []string{a, b}, Output: filepath.Join(a, "out")}, output.ErrDestinationRefused, "inside the input"},
 		{"into a shard", Options{Sources: []string{b}, Into: a}, ErrUsage, "not a merged dataset"},
 		{"other fps", Options{Sources: []string{a, fixtureShard(t, "h264-15fps")}, Output: filepath.Join(dir, "o4")}, ErrMismatch, "fps 15, want 30"},
 		{"other codec", Options{Sources: []string{a, fixtureShard(t, "av1-1cam")}, Output: filepath.Join(dir, "o5")}, ErrMismatch, `video.codec "av1", want "h264"`},
@@ -426,7 +387,7 @@ func TestMergeRefusesUnsoundSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Drop the last episode's rows: the metadata no longer matches the data.
-	info := filepath.Join(bad, lerobot.InfoPath)
+	info := filepath.Join(bad, layout.InfoPath)
 	b, err := os.ReadFile(info)
 	if err != nil {
 		t.Fatal(err)
@@ -468,7 +429,7 @@ func TestMergeCampaignProvenance(t *testing.T) {
 	if err := copyTree(fixtureShard(t, "h264-crash"), b); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(b, filepath.FromSlash(CampaignPath)), []byte(`{"campaign_id": "c1", "task_id": "c1__case-2__s__run-1", "attempt_no": 2}`+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(b, filepath.FromSlash(layout.CampaignPath)), []byte(`{"campaign_id": "c1", "task_id": "c1__case-2__s__run-1", "attempt_no": 2}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "merged")
@@ -480,7 +441,7 @@ func TestMergeCampaignProvenance(t *testing.T) {
 	merged := readDataset(t, out)
 	first := int(res.Report.Sources[1].FirstEpisode)
 	for i, e := range merged.src.episodes {
-		src := e.ceres.Source
+		src := e.Ceres.Source
 		fromCampaign := src.CampaignTaskID != nil
 		if fromCampaign != (i >= first) {
 			t.Fatalf("episode %d: campaign task %v, want one exactly for the second shard's episodes (from %d)", i, src.CampaignTaskID, first)
@@ -492,11 +453,11 @@ func TestMergeCampaignProvenance(t *testing.T) {
 	if r := res.Report.Sources[1]; r.CampaignTaskID != "c1__case-2__s__run-1" || r.CampaignAttempt != 2 {
 		t.Fatalf("report source %+v lacks the campaign identity", r)
 	}
-	if _, err := os.Stat(filepath.Join(out, "ceres", "sources", "0001", "campaign.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(layout.SourcePath(1, layout.CampaignPath)))); err != nil {
 		t.Fatalf("the campaign file is not kept: %v", err)
 	}
 	// A tampered report no longer matches the episodes: verify says so.
-	rp := filepath.Join(out, mergeReportPath)
+	rp := filepath.Join(out, filepath.FromSlash(layout.MergeReportPath))
 	body, err := os.ReadFile(rp)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,8 +14,8 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
-	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
@@ -24,44 +23,6 @@ import (
 // where its episodes came from: the ceres/source/* episode columns, the
 // sources of ceres/merge-report.json, and the campaign identity read from a
 // shard. Pooling of other per-source descriptors belongs here too.
-
-// CampaignPath is where a shard made by a campaign task records that task
-// (relative to the shard root). Merge copies task_id and attempt_no into
-// every episode of the shard (ceres/source/campaign_task_id and
-// ceres/source/campaign_attempt).
-const CampaignPath = "ceres/campaign.json"
-
-// Campaign is the content of ceres/campaign.json.
-type Campaign struct {
-	CampaignID string `json:"campaign_id"`
-	TaskID     string `json:"task_id"`
-	AttemptNo  int64  `json:"attempt_no"`
-}
-
-type campaignRef struct {
-	TaskID  string
-	Attempt int64
-}
-
-// readCampaign reads ceres/campaign.json when the shard has one.
-func readCampaign(dir string) (*campaignRef, error) {
-	p := filepath.Join(dir, filepath.FromSlash(CampaignPath))
-	b, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("source %w", err)
-	}
-	var c Campaign
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	if c.TaskID == "" || c.AttemptNo < 1 {
-		return nil, fmt.Errorf("%s: task_id must be set and attempt_no at least 1", p)
-	}
-	return &campaignRef{TaskID: c.TaskID, Attempt: c.AttemptNo}, nil
-}
 
 // SourceReport is one entry of ceres/merge-report.json "sources": a shard
 // whose episodes are in the dataset, in order.
@@ -135,21 +96,26 @@ type Report struct {
 // withoutUserStrings makes a metadata-only shard, source number index,
 // carry nothing a user wrote into the dataset (docs/privacy.md): its name
 // is its number (a shard's directory is usually named after its session),
-// and its campaign identity is kept only when it is all salted hashes, as
-// a metadata-only campaign task writes it.
+// and its campaign identity and extensions are kept only when every string
+// in them is a salted hash, as a metadata-only campaign task writes them.
 func (s *source) withoutUserStrings(index int) {
 	s.name = privacy.SourceName(index)
-	if s.campaign == nil {
-		return
-	}
-	b, err := input.ReadFile(s.path(CampaignPath))
-	if err == nil {
-		if _, _, ok, err := privacy.SaltedValuesOnly(b); err == nil && ok {
-			return
+	s.userStrings = map[string]bool{}
+	for _, rel := range []string{layout.CampaignPath, layout.ExtensionsPath} {
+		b, err := input.ReadFile(s.path(rel))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
+		if err == nil {
+			if _, _, ok, err := privacy.SaltedValuesOnly(b); err == nil && ok {
+				continue
+			}
+		}
+		s.userStrings[rel] = true
 	}
-	s.campaign = nil
-	s.userCampaign = true
+	if s.userStrings[layout.CampaignPath] {
+		s.campaign = nil
+	}
 }
 
 // sourceReport describes a shard being merged.
@@ -160,7 +126,7 @@ func sourceReport(s *source, firstEpisode, firstIndex int64, run int, fingerprin
 		Run: run,
 	}
 	if s.campaign != nil {
-		r.CampaignTaskID, r.CampaignAttempt = s.campaign.TaskID, s.campaign.Attempt
+		r.CampaignTaskID, r.CampaignAttempt = s.campaign.TaskID, s.campaign.AttemptNo
 	}
 	for h := range s.specs {
 		r.Specifications = append(r.Specifications, h)
@@ -171,10 +137,10 @@ func sourceReport(s *source, firstEpisode, firstIndex int64, run int, fingerprin
 
 // episodeSource is the ceres/source/* value of episode e of shard s, which
 // is source number index of the merged dataset.
-func episodeSource(s *source, index int64, e *sourceEpisode) *shard.EpisodeSource {
-	src := &shard.EpisodeSource{Index: index, Name: s.name, ReportSHA256: s.reportSHA, EpisodeIndex: e.index}
+func episodeSource(s *source, index int64, e *sourceEpisode) *layout.EpisodeSource {
+	src := &layout.EpisodeSource{Index: index, Name: s.name, ReportSHA256: s.reportSHA, EpisodeIndex: e.Index}
 	if s.campaign != nil {
-		id, attempt := s.campaign.TaskID, s.campaign.Attempt
+		id, attempt := s.campaign.TaskID, s.campaign.AttemptNo
 		src.CampaignTaskID, src.CampaignAttempt = &id, &attempt
 	}
 	return src
@@ -228,16 +194,12 @@ func fingerprint(ctx context.Context, dir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// sourceFilesDir is where a merged dataset keeps each source shard's own
-// CERES files (its export report, its campaign identity), by report index.
-const sourceFilesDir = "sources"
-
 // storeSourceFiles copies what identifies source s (report index idx) into
 // the dataset under ceres/sources/NNNN/; for the dataset appended to, its
 // whole ceres/sources tree.
 func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
-	if s.kind == kindMerged {
-		root := s.path("ceres/" + sourceFilesDir)
+	if s.isMerged() {
+		root := s.path(layout.SourcesDir)
 		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || !d.Type().IsRegular() {
 				return err
@@ -246,24 +208,24 @@ func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 			if err != nil {
 				return fmt.Errorf("source %w", err)
 			}
-			rel, _ := filepath.Rel(s.path("ceres"), p)
+			rel, _ := filepath.Rel(s.dir, p)
 			return b.WriteCeresFile(filepath.ToSlash(rel), data)
 		})
 	}
 	// The feature profile goes with the report: verify --journal rebuilds a
 	// source's features from it.
-	for _, rel := range []string{exportReportPath, CampaignPath, profile.ShardPath} {
-		if rel == CampaignPath && s.userCampaign {
+	for _, rel := range layout.PerSourceFiles() {
+		if s.userStrings[rel] {
 			continue // withoutUserStrings
 		}
 		data, err := input.ReadFile(s.path(rel))
-		if errors.Is(err, fs.ErrNotExist) && rel != exportReportPath {
+		if errors.Is(err, fs.ErrNotExist) && rel != layout.ExportReportPath {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("source %w", err)
 		}
-		if err := b.WriteCeresFile(fmt.Sprintf("%s/%04d/%s", sourceFilesDir, idx, filepath.Base(rel)), data); err != nil {
+		if err := b.WriteCeresFile(layout.SourcePath(idx, rel), data); err != nil {
 			return err
 		}
 	}
@@ -280,11 +242,11 @@ func (m *merger) writePooled(b *shard.Builder) error {
 		all[i] = s.descriptors
 	}
 	pooled := descriptor.Pool(all...)
-	if err := b.WriteCeresJSON(descriptor.FileName, descriptor.File{SchemaVersion: descriptor.SchemaVersion, Tasks: pooled}); err != nil {
+	if err := b.WriteCeresJSON(layout.DescriptorsPath, descriptor.File{SchemaVersion: descriptor.SchemaVersion, Tasks: pooled}); err != nil {
 		return err
 	}
 	if m.sources[0].private {
-		return b.WriteCeresJSON(privacy.MarkerName, privacy.Marker{SchemaVersion: 1, Mode: privacy.MetadataOnly})
+		return b.WriteCeresJSON(layout.PrivacyMarkerPath, privacy.Marker{SchemaVersion: 1, Mode: privacy.MetadataOnly})
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -60,9 +61,9 @@ func sourceVideoFiles(s *source, key string) ([]sourceFile, error) {
 	spans := map[[2]int][]span{}
 	for i := range s.episodes {
 		e := &s.episodes[i]
-		vp := e.videos[key]
-		k := [2]int{vp.chunk, vp.file}
-		spans[k] = append(spans[k], span{e.firstFrame[key], int(e.length)})
+		vp := e.Videos[key]
+		k := [2]int{vp.ChunkIndex, vp.FileIndex}
+		spans[k] = append(spans[k], span{e.firstFrame[key], int(e.Length)})
 	}
 	keys := make([][2]int, 0, len(spans))
 	for k := range spans {
@@ -76,7 +77,7 @@ func sourceVideoFiles(s *source, key string) ([]sourceFile, error) {
 	})
 	var out []sourceFile
 	for _, k := range keys {
-		rel := lerobot.VideoPath(key, k[0], k[1])
+		rel := layout.VideoPath(key, k[0], k[1])
 		next := 0
 		for _, sp := range spans[k] {
 			if sp.first != next {
@@ -147,7 +148,7 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 				}
 				if cur == nil || m.opts.NoConcat || curSig.Differs(sig) != "" || curSize+st.Size() >= limit {
 					step()
-					cur = &plannedFile{chunk: chunk, file: file, rel: lerobot.VideoPath(f.Name, chunk, file)}
+					cur = &plannedFile{chunk: chunk, file: file, rel: layout.VideoPath(f.Name, chunk, file)}
 					p.files = append(p.files, cur)
 					curSize, curSig = 0, sig
 				}
@@ -164,17 +165,17 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 
 // segment is where episode e of source si lies in the merged files.
 func (p *videoPlan) segment(si int, e *sourceEpisode, fps int) (shard.VideoSegment, error) {
-	vp := e.videos[p.key]
-	pl, ok := p.place[placeKey{si, vp.chunk, vp.file}]
+	vp := e.Videos[p.key]
+	pl, ok := p.place[placeKey{si, vp.ChunkIndex, vp.FileIndex}]
 	if !ok {
-		return shard.VideoSegment{}, fmt.Errorf("merge: episode %d of source %d: video %s file (%d, %d) not planned", e.index, si, p.key, vp.chunk, vp.file)
+		return shard.VideoSegment{}, fmt.Errorf("merge: episode %d of source %d: video %s file (%d, %d) not planned", e.Index, si, p.key, vp.ChunkIndex, vp.FileIndex)
 	}
 	first := pl.firstFrame + e.firstFrame[p.key]
 	return shard.VideoSegment{
 		ChunkIndex: pl.chunk, FileIndex: pl.file,
 		FromTimestamp: float64(first) / float64(fps),
-		ToTimestamp:   float64(first+int(e.length)) / float64(fps),
-		Stats:         vp.stats,
+		ToTimestamp:   float64(first+int(e.Length)) / float64(fps),
+		Stats:         vp.Stats,
 	}, nil
 }
 

@@ -45,20 +45,12 @@ const (
 	MetadataOnly Mode = "metadata-only"
 )
 
-// MarkerName is the file under ceres/ that declares a metadata-only dataset
-// (its content: {"mode": "metadata-only", "schema_version": 1}).
-const MarkerName = "privacy.json"
-
-// Marker is ceres/privacy.json.
+// Marker is the file that declares a metadata-only dataset
+// (layout.PrivacyMarkerPath): {"mode": "metadata-only", "schema_version": 1}.
 type Marker struct {
 	SchemaVersion int  `json:"schema_version"`
 	Mode          Mode `json:"mode"`
 }
-
-// RedactedSpecDir holds, under ceres/, the redacted copy of each
-// specification a metadata-only dataset was made under, named by the hash of
-// the original (which the episodes reference): <hash>.json.
-const RedactedSpecDir = "task-specifications-redacted"
 
 // Redacted is the value that replaces a private string in a redacted
 // specification.

@@ -26,13 +26,6 @@ const (
 	Version = 1
 )
 
-// FileName and ShardPath name where an export stores the profile it
-// applied, in canonical form (RFC 8785 JSON): beside its export report.
-const (
-	FileName  = "profile.json"
-	ShardPath = "ceres/" + FileName
-)
-
 // Profile is one feature profile.
 type Profile struct {
 	Schema  string `json:"schema"`
@@ -114,7 +107,7 @@ func (p *Profile) Empty() bool {
 	return p == nil || len(p.Features) == 0 && len(p.Drop) == 0 && len(p.Cameras) == 0
 }
 
-// Canonical returns p as RFC 8785 JSON, the bytes stored at ShardPath.
+// Canonical returns p as RFC 8785 JSON, the bytes an export stores beside its report (layout.ProfilePath).
 func (p *Profile) Canonical() []byte {
 	b, err := json.Marshal(p)
 	if err != nil {

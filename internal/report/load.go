@@ -2,36 +2,33 @@ package report
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
-
-// PageName is where export writes the session page inside a shard.
-const PageName = "ceres/report.html"
-
-// exportReportName is the export report inside a shard.
-const exportReportName = "ceres/export-report.json"
 
 // LoadShard reads what a session page of an exported shard shows: the
 // session's journal (with salvage when the export used it), the shard's
 // export report and applied specification, and the plan they imply.
 func LoadShard(ctx context.Context, sessionDir, shardDir string) (*export.Result, error) {
-	path := filepath.Join(shardDir, filepath.FromSlash(exportReportName))
-	b, err := os.ReadFile(path)
+	ds, err := shard.Open(shardDir)
+	if err == nil && ds.Merged {
+		err = fmt.Errorf("%s is a merged dataset; a session page shows one shard", shardDir)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("report: %s is not a ceres-export shard: %w", shardDir, err)
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	var rep export.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, fmt.Errorf("report: %s: %w", path, err)
+	if err := ds.ReadJSON(layout.ExportReportPath, &rep); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	j, err := journal.Open(ctx, sessionDir, journal.Options{Salvage: rep.Exporter.Options.Salvage})
 	if err != nil {
@@ -43,14 +40,17 @@ func LoadShard(ctx context.Context, sessionDir, shardDir string) (*export.Result
 	if j.Info.SessionID != rep.SessionID {
 		return nil, fmt.Errorf("report: shard %s was exported from session %q, but %s is session %q", shardDir, rep.SessionID, sessionDir, j.Info.SessionID)
 	}
-	specPath := filepath.Join(shardDir, "ceres", "task-specifications", rep.Spec.Hash+".json")
-	sb, err := os.ReadFile(specPath)
+	specs, err := ds.Specs()
 	if err != nil {
-		return nil, fmt.Errorf("report: applied task specification: %w", err)
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	sb, ok := specs[rep.Spec.Hash]
+	if !ok {
+		return nil, fmt.Errorf("report: applied task specification %s is not stored under %s", rep.Spec.Hash, ds.Path(ds.SpecsDir()))
 	}
 	applied, err := taskspec.Parse(sb)
 	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", specPath, err)
+		return nil, fmt.Errorf("report: %s: %w", ds.Path(layout.SpecPath(rep.Spec.Hash)), err)
 	}
 	p, err := plan.Build(j.Events, plan.SpecTypes(applied), rep.FPS)
 	if err != nil {
@@ -82,44 +82,18 @@ func LoadSession(ctx context.Context, sessionDir string, salvage bool) (*export.
 }
 
 // ShardPage is export's Page hook: it writes the session page into the
-// staged shard as ceres/report.html.
+// staged shard at layout.SessionPagePath.
 func ShardPage(ctx context.Context, r *export.Result) error {
-	return WriteFile(filepath.Join(r.Dir, filepath.FromSlash(PageName)), func(w io.Writer) error {
+	return WriteFile(filepath.Join(r.Dir, filepath.FromSlash(layout.SessionPagePath)), func(w io.Writer) error {
 		return WriteSession(ctx, w, r)
 	})
 }
 
-// WriteFile writes a page atomically: into a temporary file beside path,
-// synced, then renamed over it, so a failed or killed run leaves no
-// half-written page and an existing one stays until the new one is whole.
-func WriteFile(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := write(f); err != nil {
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+// WriteFile writes a page atomically (output.WriteFile): a failed or
+// killed run leaves no half-written page and an existing one stays until
+// the new one is whole.
+func WriteFile(path string, write func(io.Writer) error) error {
+	if err := output.WriteFile(path, 0o644, write); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

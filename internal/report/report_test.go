@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
@@ -75,7 +76,7 @@ func exported(t *testing.T) fixture {
 
 func readPage(t *testing.T, f fixture) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.shard, PageName))
+	b, err := os.ReadFile(filepath.Join(f.shard, filepath.FromSlash(layout.SessionPagePath)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func TestFrameRunsPlaceFramesOnTheClock(t *testing.T) {
 func TestSessionPageInBrowser(t *testing.T) {
 	f := exported(t)
 	want := f.rep.Episodes * len(f.rep.Cameras) // one strip per episode and camera
-	res := loadPage(t, filepath.Join(f.shard, PageName), map[string]string{
+	res := loadPage(t, filepath.Join(f.shard, filepath.FromSlash(layout.SessionPagePath)), map[string]string{
 		"timelineShapes": `document.querySelectorAll('#timeline path').length`,
 		"timelineWidth":  `document.querySelector('#timeline').getBoundingClientRect().width`,
 		"traces":         `document.querySelectorAll('#traces path').length`,
@@ -345,15 +346,15 @@ func campaignFixture() *Campaign {
 		Tasks: []CampaignTask{
 			{TaskID: "lab-week-48__pick-red__rig-a__run-1", CaseID: "pick-red", SettingID: "rig-a", RunID: "1", State: StateSucceeded,
 				Attempts: []CampaignAttempt{{No: 1, State: StateSucceeded, Start: at(0, 0), End: at(3, 20)}},
-				Episodes: 42, Frames: 15120, Page: "lab-week-48__pick-red__rig-a__run-1/ceres/report.html"},
+				Episodes: 42, Frames: 15120, Page: "lab-week-48__pick-red__rig-a__run-1/" + layout.SessionPagePath},
 			{TaskID: "lab-week-48__pick-red__rig-b__run-1", CaseID: "pick-red", SettingID: "rig-b", RunID: "1", State: StateSucceeded,
 				Attempts: []CampaignAttempt{
 					{No: 1, State: StateFailed, Start: at(0, 5), End: at(0, 40), ExitStatus: 4, Error: "camera wrist: encoder: out of memory"},
 					{No: 2, State: StateSucceeded, Start: at(3, 30), End: at(6, 45)}},
-				Episodes: 38, Frames: 13680, Page: "lab-week-48__pick-red__rig-b__run-1/ceres/report.html"},
+				Episodes: 38, Frames: 13680, Page: "lab-week-48__pick-red__rig-b__run-1/" + layout.SessionPagePath},
 			{TaskID: "lab-week-48__stack__rig-a__run-2", CaseID: "stack", SettingID: "rig-a", RunID: "2", State: StateSucceeded,
 				Attempts: []CampaignAttempt{{No: 1, State: StateSucceeded, Start: at(0, 50), End: at(5, 10)}},
-				Episodes: 55, Frames: 24750, Page: "lab-week-48__stack__rig-a__run-2/ceres/report.html"},
+				Episodes: 55, Frames: 24750, Page: "lab-week-48__stack__rig-a__run-2/" + layout.SessionPagePath},
 			{TaskID: "lab-week-48__pour__rig-c__run-1", CaseID: "pour", SettingID: "rig-c", RunID: "1", State: StateFailed,
 				Attempts: []CampaignAttempt{
 					{No: 1, State: StateFailed, Start: at(1, 0), End: at(1, 5), ExitStatus: 3, Error: "segment 000002.cjl offset 81920: crc mismatch"},
@@ -374,7 +375,7 @@ func TestCampaignPage(t *testing.T) {
 	page := buf.String()
 	for _, want := range []string{
 		`<svg id="cases"`, `<svg id="timeline"`,
-		`<a href="lab-week-48__pick-red__rig-a__run-1/ceres/report.html">`,
+		`<a href="lab-week-48__pick-red__rig-a__run-1/` + layout.SessionPagePath + `">`,
 		`<span class="state failed">failed</span>`, "crc mismatch (use --salvage)",
 		"135", "merged/rig-a", "merged/rig-b",
 	} {

@@ -18,8 +18,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
-	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
@@ -303,7 +303,7 @@ func shardBytes(dir string) (int64, error) {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)
-		if r := filepath.ToSlash(rel); r == PageName || r == shard.OutputMarker || strings.HasPrefix(d.Name(), ".") {
+		if r := filepath.ToSlash(rel); r == layout.SessionPagePath || r == layout.OutputMarkerPath || strings.HasPrefix(d.Name(), ".") {
 			return nil
 		}
 		info, err := d.Info()

@@ -15,7 +15,7 @@ import (
 
 	xdraw "golang.org/x/image/draw"
 
-	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
@@ -137,7 +137,7 @@ func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraR
 			frames = append(frames, f)
 		}
 		slices.Sort(frames)
-		path := filepath.Join(shardDir, filepath.FromSlash(lerobot.VideoPath(feature, k.chunk, k.file)))
+		path := filepath.Join(shardDir, filepath.FromSlash(layout.VideoPath(feature, k.chunk, k.file)))
 		// Only the wanted frames are decoded, each from the key frame
 		// before it: a long session's page shows a few hundred of its
 		// hundred thousand frames.

@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
@@ -45,8 +47,8 @@ type Options struct {
 	// the zero value is lerobot 0.4.4's count-weighted mean.
 	QuantileAggregation QuantileAggregation
 	// SourceColumns adds the ceres/source/* columns to meta/episodes (a
-	// merged dataset: where each episode came from); every episode must
-	// then carry CeresEpisode.Source.
+	// merged dataset: where each episode came from, layout.EpisodeColumn
+	// Merged); every episode must then carry layout.CeresEpisode.Source.
 	SourceColumns bool
 }
 
@@ -59,42 +61,6 @@ type VideoSegment struct {
 	Stats                      Stats
 }
 
-// CeresEpisode holds the ceres/* columns of meta/episodes (docs/export-semantics.md,
-// "Provenance").
-type CeresEpisode struct {
-	SessionID, TaskID, TaskLabel, TaskType string
-	Cycle, Repetition, Attempt             int64
-	// Outcome is "pass" or "fail", nil when not annotated (written as null).
-	Outcome          *string
-	StartNS, EndNS   int64
-	SpecVersion      int64
-	SpecHash         string
-	RecordedSpecHash string
-	// TaskDescriptorID names the task's descriptor in ceres/tasks.json.
-	TaskDescriptorID string
-	// Source says where an episode of a merged dataset came from (nil in
-	// an exported shard); written only with Options.SourceColumns.
-	Source *EpisodeSource
-}
-
-// EpisodeSource is the provenance of one episode of a merged dataset: the
-// ceres/source/* columns of meta/episodes.
-type EpisodeSource struct {
-	// Index is the source's position in ceres/merge-report.json "sources".
-	Index int64
-	// Name is the source shard's directory name.
-	Name string
-	// ReportSHA256 is the SHA-256 of the source shard's
-	// ceres/export-report.json.
-	ReportSHA256 string
-	// EpisodeIndex is the episode's episode_index in the source shard.
-	EpisodeIndex int64
-	// CampaignTaskID and CampaignAttempt name the campaign task and
-	// attempt that made the source shard; nil when it was not made by one.
-	CampaignTaskID  *string
-	CampaignAttempt *int64
-}
-
 // EpisodeMeta is what an episode carries beside its rows.
 type EpisodeMeta struct {
 	// Task is the LeRobot task string (the CERES task's instructions).
@@ -102,7 +68,7 @@ type EpisodeMeta struct {
 	// Videos has one segment per video feature, keyed by feature name.
 	Videos map[string]VideoSegment
 	// Ceres fills the ceres/* columns.
-	Ceres CeresEpisode
+	Ceres layout.CeresEpisode
 }
 
 // Builder writes a whole shard into a directory (normally a Staging.Dir):
@@ -336,8 +302,8 @@ func (b *Builder) episodeStats(rows *EpisodeBatch, index, task, from int64, vide
 	return out
 }
 
-// WriteSpec stores a canonical task specification at
-// ceres/task-specifications/<hash>.json. hash must be the lowercase hex
+// WriteSpec stores a canonical task specification at layout.SpecPath(hash).
+// hash must be the lowercase hex
 // SHA-256 of canonical. Writing the same hash twice is allowed.
 func (b *Builder) WriteSpec(hash string, canonical []byte) error {
 	sum := sha256.Sum256(canonical)
@@ -347,25 +313,18 @@ func (b *Builder) WriteSpec(hash string, canonical []byte) error {
 	if b.specs[hash] {
 		return nil
 	}
-	if err := writeFileSync(filepath.Join(b.dir, "ceres", "task-specifications", hash+".json"), canonical); err != nil {
-		return fmt.Errorf("shard: %w", err)
+	if err := b.WriteCeresFile(layout.SpecPath(hash), canonical); err != nil {
+		return err
 	}
 	b.specs[hash] = true
 	return nil
 }
 
-// ExportReportName is the export report's name under ceres/, and
-// ExportReportPath its path in a shard: what ties an attempt, a merge
-// source or a re-export to the shard it made.
-const (
-	ExportReportName = "export-report.json"
-	ExportReportPath = "ceres/" + ExportReportName
-)
-
-// Finish closes the data files and writes meta/info.json, meta/stats.json,
-// meta/tasks.parquet, meta/episodes/chunk-000/file-000.parquet and
-// ceres/export-report.json (report as indented JSON; nil skips it). Every
-// file is fsynced; Staging.Commit syncs the directories.
+// Finish closes the data files and writes LeRobot's metadata
+// (layout.InfoPath, StatsPath, TasksPath, EpisodesPath(0, 0)) and the
+// export report at layout.ExportReportPath (report as indented JSON; nil
+// skips it). Every file is fsynced; output.Staging's Commit syncs the
+// directories.
 func (b *Builder) Finish(report any) error {
 	if b.finished {
 		return ErrClosed
@@ -381,43 +340,43 @@ func (b *Builder) Finish(report any) error {
 	if len(b.episodes) == 0 {
 		return ErrNoEpisodes
 	}
-	meta := filepath.Join(b.dir, "meta")
-	if err := writePyJSON(filepath.Join(meta, "info.json"), b.infoJSON()); err != nil {
+	if err := writePyJSON(b.path(layout.InfoPath), b.infoJSON()); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
 	stats := make(JSONObject, len(b.statsFts))
 	for i, f := range b.statsFts {
 		stats[i] = JSONField{f.Name, statsJSON(f, b.total[i])}
 	}
-	if err := writePyJSON(filepath.Join(meta, "stats.json"), stats); err != nil {
+	if err := writePyJSON(b.path(layout.StatsPath), stats); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
-	if err := writeTasks(filepath.Join(meta, "tasks.parquet"), b.tasks, b.opts.CreatedBy); err != nil {
+	if err := writeTasks(b.path(layout.TasksPath), b.tasks, b.opts.CreatedBy); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
 	cols := episodeColumns(b.videos, b.statsFts, b.opts.SourceColumns)
-	if err := writeEpisodes(filepath.Join(b.dir, filepath.FromSlash(lerobot.EpisodesPath(0, 0))), cols, b.episodes, b.opts.CreatedBy); err != nil {
+	if err := writeEpisodes(b.path(layout.EpisodesPath(0, 0)), cols, b.episodes, b.opts.CreatedBy); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
 	if report != nil {
-		return b.WriteCeresJSON(ExportReportName, report)
+		return b.WriteCeresJSON(layout.ExportReportPath, report)
 	}
 	return nil
 }
 
-// WriteCeresJSON writes v to ceres/<name> as deterministic JSON (struct
-// field order, sorted map keys, two-space indent, trailing newline) and
-// syncs it: the exporter's own files beside LeRobot's.
-func (b *Builder) WriteCeresJSON(name string, v any) error {
+// WriteCeresJSON writes v to rel, a CERES file of layout.CeresFiles, as
+// deterministic JSON (struct field order, sorted map keys, two-space
+// indent, trailing newline) and syncs it: the exporter's own files beside
+// LeRobot's.
+func (b *Builder) WriteCeresJSON(rel string, v any) error {
 	data, err := marshalReport(v)
 	if err != nil {
-		return fmt.Errorf("shard: ceres/%s: %w", name, err)
+		return fmt.Errorf("shard: %s: %w", rel, err)
 	}
-	if err := writeFileSync(filepath.Join(b.dir, "ceres", name), data); err != nil {
-		return fmt.Errorf("shard: %w", err)
-	}
-	return nil
+	return b.WriteCeresFile(rel, data)
 }
+
+// path is the file rel (a layout path) of the dataset being built.
+func (b *Builder) path(rel string) string { return filepath.Join(b.dir, filepath.FromSlash(rel)) }
 
 // marshalReport encodes v deterministically: struct field order, sorted map
 // keys, two-space indent, no HTML escaping, trailing newline.
@@ -440,7 +399,7 @@ func (b *Builder) infoJSON() JSONObject {
 	}
 	var videoPath any
 	if len(b.videos) > 0 {
-		videoPath = lerobot.VideoPathTemplate
+		videoPath = layout.VideoPathTemplate
 	}
 	feats := JSONObject{}
 	for _, f := range b.features {
@@ -461,7 +420,7 @@ func (b *Builder) infoJSON() JSONObject {
 		{"video_files_size_in_mb", b.opts.VideoFileSizeMB},
 		{"fps", b.opts.FPS},
 		{"splits", JSONObject{{"train", fmt.Sprintf("0:%d", n)}}},
-		{"data_path", lerobot.DataPathTemplate},
+		{"data_path", layout.DataPathTemplate},
 		{"video_path", videoPath},
 		{"features", feats},
 	}
@@ -475,7 +434,7 @@ func (b *Builder) Tasks() []string { return append([]string(nil), b.tasks...) }
 func (b *Builder) DataFiles() []string {
 	var out []string
 	for _, e := range b.episodes {
-		p := lerobot.DataPath(e.data.ChunkIndex, e.data.FileIndex)
+		p := layout.DataPath(e.data.ChunkIndex, e.data.FileIndex)
 		if len(out) == 0 || out[len(out)-1] != p {
 			out = append(out, p)
 		}
@@ -483,10 +442,15 @@ func (b *Builder) DataFiles() []string {
 	return out
 }
 
-// WriteCeresFile writes data verbatim to ceres/<rel> and syncs it (a copy
-// of another dataset's file, kept as provenance).
+// WriteCeresFile writes data verbatim to rel and syncs it. rel must be a
+// CERES file of layout.CeresFiles (or lie in one of its directories): a
+// file the layout does not name is refused, so that every reader and
+// verify know every file a dataset can hold.
 func (b *Builder) WriteCeresFile(rel string, data []byte) error {
-	if err := writeFileSync(filepath.Join(b.dir, "ceres", filepath.FromSlash(rel)), data); err != nil {
+	if _, ok := layout.LookupCeresFile(rel); !ok || path.Clean(rel) != rel {
+		return fmt.Errorf("shard: %s is not a CERES file of the layout (internal/layout.CeresFiles)", rel)
+	}
+	if err := writeFileSync(b.path(rel), data); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
 	return nil

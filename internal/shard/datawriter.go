@@ -12,6 +12,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
@@ -235,7 +236,7 @@ func (w *DataWriter) rotateIfNeeded(frames int64) error {
 		}
 		w.chunk, w.fileIdx = lerobot.NextChunkFile(w.chunk, w.fileIdx, w.opts.ChunksSize)
 	}
-	rel := lerobot.DataPath(w.chunk, w.fileIdx)
+	rel := layout.DataPath(w.chunk, w.fileIdx)
 	path := filepath.Join(w.dir, rel)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -316,7 +317,7 @@ func (w *DataWriter) finishFile() error {
 	if verr != nil {
 		return verr
 	}
-	w.written = append(w.written, lerobot.DataPath(w.chunk, w.fileIdx))
+	w.written = append(w.written, layout.DataPath(w.chunk, w.fileIdx))
 	w.pw, w.file = nil, nil
 	return nil
 }

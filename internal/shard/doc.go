@@ -2,11 +2,12 @@
 // feature descriptions, columnar episode rows, task strings, video segment
 // pointers with their image statistics, and the CERES provenance of every
 // episode. It knows nothing of journals, plans or video decoding; the export
-// command connects those to it.
+// command connects those to it. Every path it writes is internal/layout's;
+// the output transaction (staging, commit) is internal/output's.
 //
 // # Use
 //
-//	st, err := shard.Stage(dest, shard.StageOptions{Replace: reexport, Inputs: []string{session}})
+//	st, err := output.Stage(dest, output.StageOptions{Replace: reexport, Inputs: []string{session}})
 //	defer st.Abort()                       // no-op after Commit
 //	prev, _ := shard.OpenPrevious(dest)    // nil on a first export; videos to reuse
 //	b, err := shard.NewBuilder(st.Dir(), features, shard.Options{FPS: 30, RobotType: "so100"})
@@ -24,13 +25,22 @@
 //
 // # Layout written
 //
-//	data/chunk-CCC/file-FFF.parquet        one row per frame, one row group per episode
-//	meta/info.json                         LeRobot's DatasetInfo (indent 4, no \u escapes)
-//	meta/stats.json                        aggregated statistics per feature
-//	meta/tasks.parquet                     task_index + task (pandas index "task")
-//	meta/episodes/chunk-000/file-000.parquet  one row per episode, LeRobot's columns then ceres/*
-//	ceres/task-specifications/<sha256>.json   canonical specification bytes
-//	ceres/export-report.json               the caller's report (indent 2, trailing newline)
+// The files are internal/layout's (its doc lists them all); the Builder
+// writes
+//
+//	layout.DataPath(c, f)        one row per frame, one row group per episode
+//	layout.InfoPath              LeRobot's DatasetInfo (indent 4, no \u escapes)
+//	layout.StatsPath             aggregated statistics per feature
+//	layout.TasksPath             task_index + task (pandas index "task")
+//	layout.EpisodesPath(0, 0)    one row per episode, LeRobot's columns then layout.EpisodeColumns
+//	layout.SpecPath(hash)        canonical specification bytes (WriteSpec)
+//	layout.CardPath              the dataset card (WriteCard)
+//	layout.ExportReportPath      the caller's report (indent 2, trailing newline)
+//
+// and any other file of layout.CeresFiles its caller hands it
+// (WriteCeresJSON, WriteCeresFile); a path the layout does not name is
+// refused. Video files are the video package's; the Builder records their
+// chunk/file indices.
 //
 // # Data files
 //
@@ -94,28 +104,19 @@
 // list element per line, no trailing newline. meta/tasks.parquet and the
 // episodes file are written with arrow-go like pyarrow writes
 // pa.Table.from_pydict output: nullable columns, list<item: T>, snappy,
-// dictionary encoding. The episodes file has every column LeRobot writes, in
+// dictionary encoding in the tasks file (the episodes file goes without:
+// its statistics are distinct floats). The episodes file has every column LeRobot writes, in
 // its order (episode_index, tasks, length, data/*, dataset_from/to_index,
 // videos/<key>/*, stats/<feature>/<stat>, meta/episodes/*), then
-// ceres/session_id ... ceres/task_specification/recorded_hash;
-// ceres/outcome is null when not annotated.
+// layout.EpisodeColumns (the Merged ones only with Options.SourceColumns);
+// a Null column is null where its value is nil.
 //
 // # Atomic replacement
 //
-// Stage first applies the destination rules (see CheckDestination and
-// destination.go): the output never overlaps an input, is never a symbolic
-// link, and Replace only ever replaces an output this tool made (one
-// holding OutputMarker, which Commit writes). It then takes an exclusive
-// flock on ".<dest-base>.ceres-lock" beside the destination, held until
-// Commit or Abort, so a second writer is refused (ErrDestinationBusy), and
-// builds in ".<dest-base>.ceres-tmp-<random>" beside the destination.
-// Commit fsyncs every file and directory, then renames into place
-// (RENAME_NOREPLACE) or, with Replace, swaps with renameat2(RENAME_EXCHANGE),
-// so the destination holds either the whole old output or the whole new one
-// at every instant; the old one is then deleted. Without Replace an existing
-// destination is refused before any work. Staging directories of the
-// destination found under its lock belong to runs that are gone and are
-// removed.
+// A shard is built in an output.Staging and moved into place by its Commit
+// (internal/output: the destination rules, the lock, the exchange); the
+// Builder's files are fsynced as they are written, and Commit syncs the
+// directories.
 //
 // # Determinism
 //

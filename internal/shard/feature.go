@@ -28,26 +28,18 @@ type Feature struct {
 	Info JSONObject
 }
 
-// defaultFeatures are the columns LeRobot adds to every dataset
-// (DEFAULT_FEATURES in lerobot/datasets/utils.py), in its order. They follow
-// the caller's features in info.json and in every data file.
-var defaultFeatures = []Feature{
-	{Name: "timestamp", Dtype: lerobot.Float32, Shape: []int{1}},
-	{Name: "frame_index", Dtype: lerobot.Int64, Shape: []int{1}},
-	{Name: "episode_index", Dtype: lerobot.Int64, Shape: []int{1}},
-	{Name: "index", Dtype: lerobot.Int64, Shape: []int{1}},
-	{Name: "task_index", Dtype: lerobot.Int64, Shape: []int{1}},
-}
+// defaultFeatures are lerobot.DefaultFeatures as scalar features: they
+// follow the caller's features in info.json and in every data file.
+var defaultFeatures = func() []Feature {
+	out := make([]Feature, len(lerobot.DefaultFeatures))
+	for i, d := range lerobot.DefaultFeatures {
+		out[i] = Feature{Name: d.Name, Dtype: d.Dtype, Shape: []int{1}}
+	}
+	return out
+}()
 
 // isDefaultName reports whether name is one of LeRobot's default columns.
-func isDefaultName(name string) bool {
-	for _, f := range defaultFeatures {
-		if f.Name == name {
-			return true
-		}
-	}
-	return false
-}
+func isDefaultName(name string) bool { return lerobot.IsDefaultFeature(name) }
 
 // width is the number of values one frame holds for f (Shape[0]).
 func (f Feature) width() int { return f.Shape[0] }

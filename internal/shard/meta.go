@@ -12,7 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 )
 
 // pandasTasksMetadata is the "pandas" schema metadata pyarrow writes for
@@ -24,21 +26,16 @@ import (
 // index value.
 const pandasTasksMetadata = `{"index_columns": ["task"], "column_indexes": [{"name": null, "field_name": null, "pandas_type": "unicode", "numpy_type": "object", "metadata": {"encoding": "UTF-8"}}], "columns": [{"name": "task_index", "field_name": "task_index", "pandas_type": "int64", "numpy_type": "int64", "metadata": null}, {"name": "task", "field_name": "task", "pandas_type": "unicode", "numpy_type": "object", "metadata": null}], "attributes": {}, "creator": {"library": "pyarrow", "version": "26.0.1"}, "pandas_version": "2.3.3"}`
 
-// writeFileSync writes data to path (creating parents) and fsyncs it.
+// writeFileSync writes data to path in the staging directory (creating
+// parents) and fsyncs it at once, so that Commit's sync of the tree finds
+// it clean.
 func writeFileSync(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
+	err := os.WriteFile(path, data, 0o644)
 	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
+		err = output.SyncFile(path)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -93,7 +90,7 @@ func writeArrowParquet(path string, rec arrow.Record, createdBy string, dictiona
 	}
 	// pqarrow's FileWriter.Close closes the underlying file when it is an io.Closer.
 	if err == nil {
-		err = syncFile(path)
+		err = output.SyncFile(path)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -106,8 +103,8 @@ func writeArrowParquet(path string, rec arrow.Record, createdBy string, dictiona
 func writeTasks(path string, tasks []string, createdBy string) error {
 	md := arrow.NewMetadata([]string{"pandas"}, []string{pandasTasksMetadata})
 	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "task_index", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-		{Name: "task", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: layout.TasksColIndex, Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: layout.TasksColTask, Type: arrow.BinaryTypes.String, Nullable: true},
 	}, &md)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
@@ -135,7 +132,7 @@ type episodeRecord struct {
 	data   DataLocation
 	videos []VideoSegment // in video feature order
 	stats  []Stats        // in stats feature order
-	ceres  CeresEpisode
+	ceres  layout.CeresEpisode
 }
 
 func listOf(t arrow.DataType) arrow.DataType {
@@ -156,19 +153,6 @@ func float64Col(name string, get func(e *episodeRecord) float64) episodeColumn {
 	}
 }
 
-func stringCol(name string, get func(e *episodeRecord) *string) episodeColumn {
-	return episodeColumn{
-		field: arrow.Field{Name: name, Type: arrow.BinaryTypes.String, Nullable: true},
-		append: func(b array.Builder, e *episodeRecord) {
-			if s := get(e); s != nil {
-				b.(*array.StringBuilder).Append(*s)
-			} else {
-				b.AppendNull()
-			}
-		},
-	}
-}
-
 // statColumn is stats/<feature>/<stat> with the type pa.Table.from_pydict
 // gives LeRobot 0.6's values: list<double> (min and max too, whatever the
 // feature's dtype), list<int64> for count, list<list<list<double>>> for
@@ -176,7 +160,7 @@ func stringCol(name string, get func(e *episodeRecord) *string) episodeColumn {
 // list<bool>; it reads doubles just as well, and LeRobot 0.6's merge cannot
 // join a bool or integer min/max column with its own doubles.
 func statColumn(f Feature, si int, stat string, get func(s *Stats) []float64) episodeColumn {
-	name := "stats/" + f.Name + "/" + stat
+	name := layout.StatsColumn(f.Name, stat)
 	kind := "double"
 	switch {
 	case stat == "count":
@@ -227,9 +211,9 @@ func statColumn(f Feature, si int, stat string, get func(s *Stats) []float64) ep
 // (save_episode / _save_episode_metadata), followed by the ceres/* columns.
 func episodeColumns(videoFeatures, statsFeatures []Feature, sourceColumns bool) []episodeColumn {
 	cols := []episodeColumn{
-		int64Col("episode_index", func(e *episodeRecord) int64 { return e.index }),
+		int64Col(layout.ColEpisodeIndex, func(e *episodeRecord) int64 { return e.index }),
 		{
-			field: arrow.Field{Name: "tasks", Type: listOf(arrow.BinaryTypes.String), Nullable: true},
+			field: arrow.Field{Name: layout.ColTasks, Type: listOf(arrow.BinaryTypes.String), Nullable: true},
 			append: func(b array.Builder, e *episodeRecord) {
 				lb := b.(*array.ListBuilder)
 				lb.Append(true)
@@ -238,19 +222,19 @@ func episodeColumns(videoFeatures, statsFeatures []Feature, sourceColumns bool) 
 				}
 			},
 		},
-		int64Col("length", func(e *episodeRecord) int64 { return e.length }),
-		int64Col("data/chunk_index", func(e *episodeRecord) int64 { return int64(e.data.ChunkIndex) }),
-		int64Col("data/file_index", func(e *episodeRecord) int64 { return int64(e.data.FileIndex) }),
-		int64Col("dataset_from_index", func(e *episodeRecord) int64 { return e.data.FromIndex }),
-		int64Col("dataset_to_index", func(e *episodeRecord) int64 { return e.data.ToIndex }),
+		int64Col(layout.ColLength, func(e *episodeRecord) int64 { return e.length }),
+		int64Col(layout.ColDataChunkIndex, func(e *episodeRecord) int64 { return int64(e.data.ChunkIndex) }),
+		int64Col(layout.ColDataFileIndex, func(e *episodeRecord) int64 { return int64(e.data.FileIndex) }),
+		int64Col(layout.ColDatasetFromIndex, func(e *episodeRecord) int64 { return e.data.FromIndex }),
+		int64Col(layout.ColDatasetToIndex, func(e *episodeRecord) int64 { return e.data.ToIndex }),
 	}
 	for vi, f := range videoFeatures {
-		p := "videos/" + f.Name + "/"
+		col := func(field string) string { return layout.VideoColumn(f.Name, field) }
 		cols = append(cols,
-			int64Col(p+"chunk_index", func(e *episodeRecord) int64 { return int64(e.videos[vi].ChunkIndex) }),
-			int64Col(p+"file_index", func(e *episodeRecord) int64 { return int64(e.videos[vi].FileIndex) }),
-			float64Col(p+"from_timestamp", func(e *episodeRecord) float64 { return e.videos[vi].FromTimestamp }),
-			float64Col(p+"to_timestamp", func(e *episodeRecord) float64 { return e.videos[vi].ToTimestamp }),
+			int64Col(col(layout.VideoChunkIndex), func(e *episodeRecord) int64 { return int64(e.videos[vi].ChunkIndex) }),
+			int64Col(col(layout.VideoFileIndex), func(e *episodeRecord) int64 { return int64(e.videos[vi].FileIndex) }),
+			float64Col(col(layout.VideoFromTimestamp), func(e *episodeRecord) float64 { return e.videos[vi].FromTimestamp }),
+			float64Col(col(layout.VideoToTimestamp), func(e *episodeRecord) float64 { return e.videos[vi].ToTimestamp }),
 		)
 	}
 	for si, f := range statsFeatures {
@@ -268,46 +252,30 @@ func episodeColumns(videoFeatures, statsFeatures []Feature, sourceColumns bool) 
 	// All episodes go to one metadata file: LeRobot rotates it at
 	// data_files_size_in_mb, which one row per episode does not reach.
 	cols = append(cols,
-		int64Col("meta/episodes/chunk_index", func(*episodeRecord) int64 { return 0 }),
-		int64Col("meta/episodes/file_index", func(*episodeRecord) int64 { return 0 }),
-		stringCol("ceres/session_id", func(e *episodeRecord) *string { return &e.ceres.SessionID }),
-		stringCol("ceres/task_id", func(e *episodeRecord) *string { return &e.ceres.TaskID }),
-		stringCol("ceres/task_label", func(e *episodeRecord) *string { return &e.ceres.TaskLabel }),
-		stringCol("ceres/task_type", func(e *episodeRecord) *string { return &e.ceres.TaskType }),
-		stringCol("ceres/task_descriptor_id", func(e *episodeRecord) *string { return &e.ceres.TaskDescriptorID }),
-		int64Col("ceres/cycle", func(e *episodeRecord) int64 { return e.ceres.Cycle }),
-		int64Col("ceres/repetition", func(e *episodeRecord) int64 { return e.ceres.Repetition }),
-		int64Col("ceres/attempt", func(e *episodeRecord) int64 { return e.ceres.Attempt }),
-		stringCol("ceres/outcome", func(e *episodeRecord) *string { return e.ceres.Outcome }),
-		int64Col("ceres/start_ns", func(e *episodeRecord) int64 { return e.ceres.StartNS }),
-		int64Col("ceres/end_ns", func(e *episodeRecord) int64 { return e.ceres.EndNS }),
-		int64Col("ceres/task_specification/version", func(e *episodeRecord) int64 { return e.ceres.SpecVersion }),
-		stringCol("ceres/task_specification/hash", func(e *episodeRecord) *string { return &e.ceres.SpecHash }),
-		stringCol("ceres/task_specification/recorded_hash", func(e *episodeRecord) *string { return &e.ceres.RecordedSpecHash }),
+		int64Col(layout.ColMetaChunkIndex, func(*episodeRecord) int64 { return 0 }),
+		int64Col(layout.ColMetaFileIndex, func(*episodeRecord) int64 { return 0 }),
 	)
-	if sourceColumns {
-		cols = append(cols, sourceColumnsOf()...)
+	for _, c := range layout.CeresColumns(sourceColumns) {
+		cols = append(cols, ceresColumn(c))
 	}
 	return cols
 }
 
-// sourceColumnsOf lists the ceres/source/* columns of a merged dataset.
-func sourceColumnsOf() []episodeColumn {
-	return []episodeColumn{
-		int64Col("ceres/source/index", func(e *episodeRecord) int64 { return e.ceres.Source.Index }),
-		stringCol("ceres/source/name", func(e *episodeRecord) *string { return &e.ceres.Source.Name }),
-		stringCol("ceres/source/export_report_sha256", func(e *episodeRecord) *string { return &e.ceres.Source.ReportSHA256 }),
-		int64Col("ceres/source/episode_index", func(e *episodeRecord) int64 { return e.ceres.Source.EpisodeIndex }),
-		stringCol("ceres/source/campaign_task_id", func(e *episodeRecord) *string { return e.ceres.Source.CampaignTaskID }),
-		{
-			field: arrow.Field{Name: "ceres/source/campaign_attempt", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
-			append: func(b array.Builder, e *episodeRecord) {
-				if a := e.ceres.Source.CampaignAttempt; a != nil {
-					b.(*array.Int64Builder).Append(*a)
-				} else {
-					b.AppendNull()
-				}
-			},
+// ceresColumn is the meta/episodes column of a ceres/* column of the
+// layout: its value from the episode's layout.CeresEpisode, null when the
+// layout says so.
+func ceresColumn(c layout.EpisodeColumn) episodeColumn {
+	return episodeColumn{
+		field: arrow.Field{Name: c.Name, Type: arrowPrimitive(c.Dtype), Nullable: true},
+		append: func(b array.Builder, e *episodeRecord) {
+			switch v := c.Get(&e.ceres).(type) {
+			case nil:
+				b.AppendNull()
+			case string:
+				b.(*array.StringBuilder).Append(v)
+			case int64:
+				b.(*array.Int64Builder).Append(v)
+			}
 		},
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
@@ -98,7 +99,7 @@ func buildFixture(t *testing.T, dir string, opts Options) *Builder {
 		err := b.WriteEpisode(EpisodeMeta{
 			Task:   []string{"Pick the red cube", "Öffne die Schublade"}[e%2],
 			Videos: map[string]VideoSegment{"observation.images.front": {FromTimestamp: from, ToTimestamp: to, Stats: fixtureVideoStats(e)}},
-			Ceres: CeresEpisode{
+			Ceres: layout.CeresEpisode{
 				SessionID: "session-1", TaskID: fmt.Sprintf("task-%d", e%2), TaskLabel: "label", TaskType: "timed",
 				Cycle: int64(e), Repetition: 0, Attempt: 1, Outcome: outcome,
 				StartNS: int64(e) * 1e9, EndNS: int64(e)*1e9 + int64(n)*1e8, SpecVersion: 1,
@@ -606,7 +607,7 @@ func TestRotation(t *testing.T) {
 		t.Errorf("second Close: %v, want ErrClosed", err)
 	}
 	for e, l := range wantLoc {
-		tbl, _ := readArrowTable(t, filepath.Join(dir, lerobot.DataPath(l[0], l[1])))
+		tbl, _ := readArrowTable(t, filepath.Join(dir, layout.DataPath(l[0], l[1])))
 		if tbl.NumRows() != int64(lens[e]) {
 			t.Errorf("file %v: %d rows, want %d", l, tbl.NumRows(), lens[e])
 		}

@@ -16,10 +16,10 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
-	"github.com/ceres-robotics/ceres-export/internal/privacy"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
-const cardPath = "README.md"
+const cardPath = layout.CardPath
 
 var (
 	cardSessionRe = regexp.MustCompile(`CERES session (\S+) exported`)
@@ -162,7 +162,7 @@ func (c *checker) checkCardProvenance(body string) {
 	var specs []string
 	for _, s := range cardSpecRe.FindAllStringSubmatch(body, -1) {
 		specs = append(specs, s[1])
-		redacted := "ceres/" + privacy.RedactedSpecDir + "/" + s[1] + ".json"
+		redacted := layout.RedactedSpecPath(s[1])
 		if c.specs[s[1]] == nil && !slices.Contains(c.files, redacted) {
 			c.errorf("card.provenance", cardPath, loc{}, "the card names specification %s, which the shard does not store", s[1])
 		}
@@ -193,10 +193,10 @@ func (c *checker) checkCardProvenance(body string) {
 	var have []int64
 	for _, er := range c.episodes.Rows {
 		have = append(have, er.EpisodeIndex)
-		if s, _ := er.Ceres["ceres/session_id"].(string); s != session {
+		if s, _ := er.Ceres[layout.ColSessionID].(string); s != session {
 			c.errorf("card.provenance", cardPath, ep(er.EpisodeIndex), "the card names session %q, the episode %q", session, s)
 		}
-		if h, _ := er.Ceres["ceres/task_specification/hash"].(string); !slices.Contains(specs, h) {
+		if h, _ := er.Ceres[layout.ColSpecHash].(string); !slices.Contains(specs, h) {
 			c.errorf("card.provenance", cardPath, ep(er.EpisodeIndex), "the episode's specification %s is not in the card", h)
 		}
 	}

@@ -7,12 +7,12 @@ import (
 	"slices"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
-	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // videosPath is the exporter's record of each camera's encoded files,
 // which a re-export trusts to reuse them.
-const videosPath = "ceres/videos.json"
+const videosPath = layout.VideosPath
 
 // videosRecord is what verify reads of ceres/videos.json, independently of
 // the exporter's types.
@@ -75,7 +75,7 @@ func (c *checker) checkCeresFiles() {
 			continue
 		}
 		for k, f := range cam.Result.Files {
-			rel := lerobot.VideoPath(feature, f.Chunk, f.File)
+			rel := layout.VideoPath(feature, f.Chunk, f.File)
 			sum, size, err := input.SHA256(filepath.Join(c.dir, filepath.FromSlash(rel)))
 			switch {
 			case err != nil:

@@ -7,10 +7,11 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // descriptorsPath is the dataset's task descriptors file.
-const descriptorsPath = "ceres/" + descriptor.FileName
+const descriptorsPath = layout.DescriptorsPath
 
 // checkDescriptors checks ceres/tasks.json against the seed's requirements
 // (descriptor.Check) and the episodes: every episode names a descriptor of
@@ -44,8 +45,8 @@ func (c *checker) checkDescriptors() error {
 	}
 	episodes := map[string]int{}
 	for _, er := range c.episodes.Rows {
-		id, _ := er.Ceres["ceres/task_descriptor_id"].(string)
-		task, _ := er.Ceres["ceres/task_id"].(string)
+		id, _ := er.Ceres[layout.ColTaskDescriptorID].(string)
+		task, _ := er.Ceres[layout.ColTaskID].(string)
 		d := byID[id]
 		if d == nil {
 			c.errorf("descriptors.episode", er.File, ep(er.EpisodeIndex), "ceres/task_descriptor_id %q names no descriptor in %s", id, descriptorsPath)

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -57,7 +58,7 @@ func (c *checker) checkJournal() error {
 	// may apply a corrected one); it must be stored and valid.
 	applied := j.Spec
 	if len(rows) > 0 {
-		if h, ok := rows[0].Ceres["ceres/task_specification/hash"].(string); ok && c.specs[h] != nil {
+		if h, ok := rows[0].Ceres[layout.ColSpecHash].(string); ok && c.specs[h] != nil {
 			if s, err := taskspec.Parse(c.specs[h]); err == nil {
 				applied = s
 			}
@@ -81,10 +82,10 @@ func (c *checker) checkJournal() error {
 		if !ok {
 			continue
 		}
-		if s, _ := er.Ceres["ceres/session_id"].(string); s != session {
+		if s, _ := er.Ceres[layout.ColSessionID].(string); s != session {
 			c.errorf("journal.session-id", er.File, ep(epi), "ceres/session_id is %q, but the session is %q (stored as %q)", s, j.Info.SessionID, session)
 		}
-		if h, _ := er.Ceres["ceres/task_specification/recorded_hash"].(string); h != recorded {
+		if h, _ := er.Ceres[layout.ColRecordedSpecHash].(string); h != recorded {
 			c.errorf("journal.recorded-hash", er.File, ep(epi), "ceres/task_specification/recorded_hash is %s, but the journal's SPEC hashes to %s", h, recorded)
 		}
 		if a, known := want.attempts[key]; !known {
@@ -100,8 +101,8 @@ func (c *checker) checkJournal() error {
 			c.errorf("journal.attempt", er.File, ep(epi), "episode %d is attempt %s, but the session's episode %d is attempt %s", epi, key, i, we.key)
 			continue
 		}
-		start, _ := er.Ceres["ceres/start_ns"].(int64)
-		end, _ := er.Ceres["ceres/end_ns"].(int64)
+		start, _ := er.Ceres[layout.ColStartNS].(int64)
+		end, _ := er.Ceres[layout.ColEndNS].(int64)
 		if start != we.start || end != we.end {
 			c.errorf("journal.window", er.File, ep(epi), "episode %d: window is [%d, %d), but attempt %s runs [%d, %d) in the session", epi, start, end, key, we.start, we.end)
 		}
@@ -112,9 +113,9 @@ func (c *checker) checkJournal() error {
 		if we.outcome != "" {
 			wantOutcome = &we.outcome
 		}
-		got, _ := er.Ceres["ceres/outcome"].(string)
-		if (wantOutcome == nil) != (er.Ceres["ceres/outcome"] == nil) || wantOutcome != nil && *wantOutcome != got {
-			c.errorf("journal.outcome", er.File, ep(epi), "episode %d: ceres/outcome is %s, but the session's latest annotation is %s", epi, jsonText(er.Ceres["ceres/outcome"]), jsonText(wantOutcome))
+		got, _ := er.Ceres[layout.ColOutcome].(string)
+		if (wantOutcome == nil) != (er.Ceres[layout.ColOutcome] == nil) || wantOutcome != nil && *wantOutcome != got {
+			c.errorf("journal.outcome", er.File, ep(epi), "episode %d: ceres/outcome is %s, but the session's latest annotation is %s", epi, jsonText(er.Ceres[layout.ColOutcome]), jsonText(wantOutcome))
 		}
 	}
 	if len(want.episodes) != n {
@@ -129,10 +130,10 @@ func (c *checker) checkJournal() error {
 
 // ceresKey reads the attempt key of an episode row.
 func ceresKey(er *episodeRow) (attemptKey, bool) {
-	task, ok1 := er.Ceres["ceres/task_id"].(string)
-	cy, ok2 := er.Ceres["ceres/cycle"].(int64)
-	rep, ok3 := er.Ceres["ceres/repetition"].(int64)
-	att, ok4 := er.Ceres["ceres/attempt"].(int64)
+	task, ok1 := er.Ceres[layout.ColTaskID].(string)
+	cy, ok2 := er.Ceres[layout.ColCycle].(int64)
+	rep, ok3 := er.Ceres[layout.ColRepetition].(int64)
+	att, ok4 := er.Ceres[layout.ColAttempt].(int64)
 	return attemptKey{cycle: cy, task: task, repetition: rep, attempt: att}, ok1 && ok2 && ok3 && ok4
 }
 
@@ -194,9 +195,9 @@ type sensorFeature struct {
 // merged dataset, that of their source shard), nil for none.
 func (c *checker) journalProfile() (*profile.Profile, string) {
 	if c.journalReport == reportPath {
-		return c.profile, profile.ShardPath
+		return c.profile, layout.ProfilePath
 	}
-	rel := path.Join(path.Dir(c.journalReport), profile.FileName)
+	rel := path.Join(path.Dir(c.journalReport), path.Base(layout.ProfilePath))
 	b, err := input.ReadFile(filepath.Join(c.dir, rel))
 	if err != nil {
 		return nil, rel
@@ -365,14 +366,7 @@ func partOf(sf sensorFeature, e int) (int, int) {
 	return len(sf.parts) - 1, e
 }
 
-func isDefaultFeature(name string) bool {
-	for _, d := range defaultFeatures {
-		if d.name == name {
-			return true
-		}
-	}
-	return false
-}
+func isDefaultFeature(name string) bool { return lerobot.IsDefaultFeature(name) }
 
 // sourceFrame is one decoded camera frame of the session.
 type sourceFrame struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // A merged dataset (written by ceres-export merge) holds many sessions. It
@@ -19,10 +20,10 @@ import (
 // source shard's export report under ceres/sources/NNNN/, and per episode the
 // ceres/source/* columns naming where it came from. Read here independently
 // of the merge package.
-const (
-	mergeReportPath  = "ceres/merge-report.json"
-	sourceReportPath = "ceres/sources/%04d/export-report.json"
-)
+const mergeReportPath = layout.MergeReportPath
+
+// sourceReportPath is where a merged dataset keeps source i's export report.
+func sourceReportPath(i int) string { return layout.SourcePath(i, layout.ExportReportPath) }
 
 // mergeReport is the part of ceres/merge-report.json verify checks.
 type mergeReport struct {
@@ -47,14 +48,7 @@ type mergeReport struct {
 }
 
 // sourceColumns are the ceres/source/* episode columns of a merged dataset.
-var sourceColumns = map[string]arrow.DataType{
-	"ceres/source/index":                arrow.PrimitiveTypes.Int64,
-	"ceres/source/name":                 arrow.BinaryTypes.String,
-	"ceres/source/export_report_sha256": arrow.BinaryTypes.String,
-	"ceres/source/episode_index":        arrow.PrimitiveTypes.Int64,
-	"ceres/source/campaign_task_id":     arrow.BinaryTypes.String,
-	"ceres/source/campaign_attempt":     arrow.PrimitiveTypes.Int64,
-}
+var sourceColumns, _ = ceresColumnTypes(true)
 
 // isMerged reports whether the dataset is a merged one.
 func (c *checker) isMerged() bool { return slices.Contains(c.files, mergeReportPath) }
@@ -112,7 +106,7 @@ func (c *checker) checkMerged() {
 				where, s.FirstEpisode, s.Episodes, s.FirstIndex, s.Frames, nextEp, nextIdx)
 		}
 		nextEp, nextIdx = s.FirstEpisode+s.Episodes, s.FirstIndex+s.Frames
-		rel := fmt.Sprintf(sourceReportPath, i)
+		rel := sourceReportPath(i)
 		if rb, err := input.ReadFile(filepath.Join(c.dir, rel)); err != nil {
 			c.errorf("merge.source-report", rel, loc{}, "the export report of %s is not stored: %v", where, err)
 		} else {
@@ -149,36 +143,36 @@ func (c *checker) checkMerged() {
 	for _, er := range c.episodes.Rows {
 		epi := er.EpisodeIndex
 		src := episodeSourceOf(er)
-		idx, ok := src["ceres/source/index"].(int64)
+		idx, ok := src[layout.ColSourceIndex].(int64)
 		if !ok || idx < 0 || idx >= int64(len(r.Sources)) {
-			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/index is %s; want a source of %s (0..%d)", jsonText(src["ceres/source/index"]), mergeReportPath, len(r.Sources)-1)
+			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/index is %s; want a source of %s (0..%d)", jsonText(src[layout.ColSourceIndex]), mergeReportPath, len(r.Sources)-1)
 			continue
 		}
 		s := r.Sources[idx]
 		if epi < s.FirstEpisode || epi >= s.FirstEpisode+s.Episodes {
 			c.errorf("ceres.source", er.File, ep(epi), "names source %d (%s), which holds episodes %d..%d", idx, s.Name, s.FirstEpisode, s.FirstEpisode+s.Episodes-1)
 		}
-		if v, _ := src["ceres/source/episode_index"].(int64); v != epi-s.FirstEpisode {
-			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/episode_index is %s, want %d (episode %d of source %d)", jsonText(src["ceres/source/episode_index"]), epi-s.FirstEpisode, epi, idx)
+		if v, _ := src[layout.ColSourceEpisodeIndex].(int64); v != epi-s.FirstEpisode {
+			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/episode_index is %s, want %d (episode %d of source %d)", jsonText(src[layout.ColSourceEpisodeIndex]), epi-s.FirstEpisode, epi, idx)
 		}
 		if er.FromIndex-s.FirstIndex < 0 || er.ToIndex-s.FirstIndex > s.Frames {
 			c.errorf("ceres.source", er.File, ep(epi), "rows [%d, %d) lie outside source %d's rows [%d, %d)", er.FromIndex, er.ToIndex, idx, s.FirstIndex, s.FirstIndex+s.Frames)
 		}
-		if v, _ := src["ceres/source/name"].(string); v != s.Name {
+		if v, _ := src[layout.ColSourceName].(string); v != s.Name {
 			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/name is %q, source %d is %q", v, idx, s.Name)
 		}
-		if v, _ := src["ceres/source/export_report_sha256"].(string); v != s.ExportReportSHA256 {
+		if v, _ := src[layout.ColSourceReportSHA256].(string); v != s.ExportReportSHA256 {
 			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/export_report_sha256 is %q, source %d's is %s", v, idx, s.ExportReportSHA256)
 		}
-		if v, _ := er.Ceres["ceres/session_id"].(string); v != s.SessionID {
+		if v, _ := er.Ceres[layout.ColSessionID].(string); v != s.SessionID {
 			c.errorf("ceres.source", er.File, ep(epi), "ceres/session_id is %q, but source %d is session %q", v, idx, s.SessionID)
 		}
-		task, _ := src["ceres/source/campaign_task_id"].(string)
-		attempt, _ := src["ceres/source/campaign_attempt"].(int64)
+		task, _ := src[layout.ColSourceCampaignTaskID].(string)
+		attempt, _ := src[layout.ColSourceCampaignAttempt].(int64)
 		if task != s.CampaignTaskID || attempt != s.CampaignAttempt {
 			c.errorf("ceres.source", er.File, ep(epi), "campaign task %q attempt %d, but source %d says %q attempt %d", task, attempt, idx, s.CampaignTaskID, s.CampaignAttempt)
 		}
-		for _, h := range []string{"ceres/task_specification/hash", "ceres/task_specification/recorded_hash"} {
+		for _, h := range []string{layout.ColSpecHash, layout.ColRecordedSpecHash} {
 			if v, ok := er.Ceres[h].(string); ok && !slices.Contains(s.Specifications, v) {
 				c.errorf("ceres.source", er.File, ep(epi), "%s %s is not among the specifications source %d stored", h, v, idx)
 			}
@@ -192,12 +186,12 @@ func (c *checker) sessionRows(id string) ([]*episodeRow, string) {
 	var rows []*episodeRow
 	report := ""
 	for _, er := range c.episodes.Rows {
-		if s, _ := er.Ceres["ceres/session_id"].(string); s != id {
+		if s, _ := er.Ceres[layout.ColSessionID].(string); s != id {
 			continue
 		}
 		rows = append(rows, er)
-		if idx, ok := episodeSourceOf(er)["ceres/source/index"].(int64); ok && report == "" {
-			report = fmt.Sprintf(sourceReportPath, idx)
+		if idx, ok := episodeSourceOf(er)[layout.ColSourceIndex].(int64); ok && report == "" {
+			report = sourceReportPath(int(idx))
 		}
 	}
 	return rows, report

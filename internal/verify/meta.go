@@ -11,7 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
@@ -97,22 +97,21 @@ func (c *checker) checkMetadata() error {
 // pa.Table.from_pydict gives them.
 func (c *checker) requiredEpisodeColumns() map[string]arrow.DataType {
 	cols := map[string]arrow.DataType{
-		"episode_index":             arrow.PrimitiveTypes.Int64,
-		"tasks":                     arrow.ListOf(arrow.BinaryTypes.String),
-		"length":                    arrow.PrimitiveTypes.Int64,
-		"data/chunk_index":          arrow.PrimitiveTypes.Int64,
-		"data/file_index":           arrow.PrimitiveTypes.Int64,
-		"dataset_from_index":        arrow.PrimitiveTypes.Int64,
-		"dataset_to_index":          arrow.PrimitiveTypes.Int64,
-		"meta/episodes/chunk_index": arrow.PrimitiveTypes.Int64,
-		"meta/episodes/file_index":  arrow.PrimitiveTypes.Int64,
+		layout.ColEpisodeIndex:     arrow.PrimitiveTypes.Int64,
+		layout.ColTasks:            arrow.ListOf(arrow.BinaryTypes.String),
+		layout.ColLength:           arrow.PrimitiveTypes.Int64,
+		layout.ColDataChunkIndex:   arrow.PrimitiveTypes.Int64,
+		layout.ColDataFileIndex:    arrow.PrimitiveTypes.Int64,
+		layout.ColDatasetFromIndex: arrow.PrimitiveTypes.Int64,
+		layout.ColDatasetToIndex:   arrow.PrimitiveTypes.Int64,
+		layout.ColMetaChunkIndex:   arrow.PrimitiveTypes.Int64,
+		layout.ColMetaFileIndex:    arrow.PrimitiveTypes.Int64,
 	}
 	for _, v := range c.info.videoFeatures() {
-		p := "videos/" + v.Name + "/"
-		cols[p+"chunk_index"] = arrow.PrimitiveTypes.Int64
-		cols[p+"file_index"] = arrow.PrimitiveTypes.Int64
-		cols[p+"from_timestamp"] = arrow.PrimitiveTypes.Float64
-		cols[p+"to_timestamp"] = arrow.PrimitiveTypes.Float64
+		cols[layout.VideoColumn(v.Name, layout.VideoChunkIndex)] = arrow.PrimitiveTypes.Int64
+		cols[layout.VideoColumn(v.Name, layout.VideoFileIndex)] = arrow.PrimitiveTypes.Int64
+		cols[layout.VideoColumn(v.Name, layout.VideoFromTimestamp)] = arrow.PrimitiveTypes.Float64
+		cols[layout.VideoColumn(v.Name, layout.VideoToTimestamp)] = arrow.PrimitiveTypes.Float64
 	}
 	for k, v := range ceresColumns {
 		cols[k] = v
@@ -120,23 +119,32 @@ func (c *checker) requiredEpisodeColumns() map[string]arrow.DataType {
 	return cols
 }
 
-// ceresColumns are the ceres/* episode columns of docs/export-semantics.md
-// ("Provenance").
-var ceresColumns = map[string]arrow.DataType{
-	"ceres/session_id":                       arrow.BinaryTypes.String,
-	"ceres/task_id":                          arrow.BinaryTypes.String,
-	"ceres/task_label":                       arrow.BinaryTypes.String,
-	"ceres/task_type":                        arrow.BinaryTypes.String,
-	"ceres/task_descriptor_id":               arrow.BinaryTypes.String,
-	"ceres/cycle":                            arrow.PrimitiveTypes.Int64,
-	"ceres/repetition":                       arrow.PrimitiveTypes.Int64,
-	"ceres/attempt":                          arrow.PrimitiveTypes.Int64,
-	"ceres/outcome":                          arrow.BinaryTypes.String,
-	"ceres/start_ns":                         arrow.PrimitiveTypes.Int64,
-	"ceres/end_ns":                           arrow.PrimitiveTypes.Int64,
-	"ceres/task_specification/version":       arrow.PrimitiveTypes.Int64,
-	"ceres/task_specification/hash":          arrow.BinaryTypes.String,
-	"ceres/task_specification/recorded_hash": arrow.BinaryTypes.String,
+// ceresColumns are the ceres/* episode columns every dataset has
+// (docs/export-semantics.md, "Provenance"), as the layout declares them,
+// with the Arrow type verify's reader expects of each; nullCeres are those
+// that may be null.
+var ceresColumns, nullCeres = ceresColumnTypes(false)
+
+// ceresColumnTypes maps the layout's ceres/* columns (merged: only those of
+// a merged dataset, else only the others) to their Arrow types, and says
+// which may be null.
+func ceresColumnTypes(merged bool) (map[string]arrow.DataType, map[string]bool) {
+	types, null := map[string]arrow.DataType{}, map[string]bool{}
+	for _, c := range layout.EpisodeColumns {
+		if c.Merged != merged {
+			continue
+		}
+		switch c.Dtype {
+		case lerobot.String:
+			types[c.Name] = arrow.BinaryTypes.String
+		case lerobot.Int64:
+			types[c.Name] = arrow.PrimitiveTypes.Int64
+		default:
+			panic("verify: no Arrow type for ceres column " + c.Name)
+		}
+		null[c.Name] = c.Null
+	}
+	return types, null
 }
 
 // checkEpisodeSchema checks the episodes columns; false when LeRobot's own
@@ -163,7 +171,7 @@ func (c *checker) checkEpisodeSchema(rel string, t *pqTable) bool {
 			if !isCeres {
 				ok = false
 			}
-		case a.NullN() > 0 && name != "ceres/outcome":
+		case a.NullN() > 0 && !nullCeres[name]:
 			c.errorf(code, rel, loc{}, "column %q has %d nulls", name, a.NullN())
 			if !isCeres {
 				ok = false
@@ -201,9 +209,9 @@ func (c *checker) episodeRowAt(rel string, t *pqTable, i int) *episodeRow {
 	}
 	er := &episodeRow{
 		File: rel, EpisodeIndex: i64("episode_index"), Length: i64("length"),
-		DataChunk: i64("data/chunk_index"), DataFile: i64("data/file_index"),
-		FromIndex: i64("dataset_from_index"), ToIndex: i64("dataset_to_index"),
-		MetaChunk: i64("meta/episodes/chunk_index"), MetaFile: i64("meta/episodes/file_index"),
+		DataChunk: i64(layout.ColDataChunkIndex), DataFile: i64(layout.ColDataFileIndex),
+		FromIndex: i64(layout.ColDatasetFromIndex), ToIndex: i64(layout.ColDatasetToIndex),
+		MetaChunk: i64(layout.ColMetaChunkIndex), MetaFile: i64(layout.ColMetaFileIndex),
 		Videos: map[string]*videoRef{}, Ceres: map[string]any{}, table: t, tableRow: i,
 	}
 	if l, ok := t.col("tasks").(*array.List); ok && !l.IsNull(i) {
@@ -340,7 +348,7 @@ func (c *checker) checkVideoOffsets() {
 
 // videoPath formats LeRobot's default video path.
 func videoPath(key string, chunk, file int64) string {
-	return lerobot.VideoPath(key, int(chunk), int(file))
+	return layout.VideoPath(key, int(chunk), int(file))
 }
 
 func (c *checker) hasFile(rel string) bool {

@@ -11,21 +11,15 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
-const privacyMarkerPath = "ceres/" + privacy.MarkerName
+const privacyMarkerPath = layout.PrivacyMarkerPath
 
-// What a campaign task writes into its shard (a merged dataset keeps each
-// source's campaign file under ceres/sources/NNNN/): values a user wrote.
-const (
-	campaignFileName = "campaign.json"
-	extensionsPath   = "ceres/extensions.json"
-)
-
-var redactedSpecFileRe = regexp.MustCompile(`^ceres/` + privacy.RedactedSpecDir + `/([0-9a-f]{64})\.json$`)
+var redactedSpecFileRe = regexp.MustCompile(`^` + regexp.QuoteMeta(layout.RedactedSpecsDir) + `/([0-9a-f]{64})\.json$`)
 
 // metadataOnly reports whether the dataset declares itself metadata-only
 // (ceres/privacy.json).
@@ -62,11 +56,11 @@ func (c *checker) checkPrivacy() error {
 	}
 	for _, rel := range c.files {
 		switch {
-		case strings.HasPrefix(rel, "videos/"):
+		case strings.HasPrefix(rel, layout.VideosDir+"/"):
 			c.errorf("privacy.video", rel, loc{}, "a metadata-only dataset has no video")
 		case specFileRe.MatchString(rel):
-			c.errorf("privacy.specification", rel, loc{}, "an unredacted task specification (its instructions and run title); a metadata-only dataset stores %s/<hash>.json", privacy.RedactedSpecDir)
-		case rel == "ceres/report.html" || rel == "ceres/videos.json":
+			c.errorf("privacy.specification", rel, loc{}, "an unredacted task specification (its instructions and run title); a metadata-only dataset stores %s/<hash>.json", layout.RedactedSpecsDir)
+		case rel == layout.SessionPagePath || rel == layout.VideosPath:
 			c.errorf("privacy.file", rel, loc{}, "a metadata-only dataset has no session page and no video manifest")
 		}
 	}
@@ -120,8 +114,12 @@ func (c *checker) checkPrivacy() error {
 // its sources by number.
 func (c *checker) checkUserStrings() {
 	for _, rel := range c.files {
-		name := path.Base(rel)
-		if !strings.HasPrefix(rel, "ceres/") || name != campaignFileName && rel != extensionsPath {
+		// A shard's campaign identity and extensions, and a merged
+		// dataset's copies of its sources' (layout.SourcePath).
+		base := path.Base(rel)
+		carried := rel == layout.CampaignPath || rel == layout.ExtensionsPath ||
+			strings.HasPrefix(rel, layout.SourcesDir+"/") && (base == path.Base(layout.CampaignPath) || base == path.Base(layout.ExtensionsPath))
+		if !carried {
 			continue
 		}
 		b, err := input.ReadFile(filepath.Join(c.dir, filepath.FromSlash(rel)))

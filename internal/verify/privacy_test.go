@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/journal"
@@ -178,7 +179,7 @@ func TestPrivacyFindsPlantedLeaks(t *testing.T) {
 			os.WriteFile(filepath.Join(s, "ceres", "task-specifications", spec.Hash()+".json"), spec.Canonical(), 0o644)
 		}, "privacy.specification", "", ""},
 		{"marker removed", func(t *testing.T, s string) {
-			os.Remove(filepath.Join(s, "ceres", privacy.MarkerName))
+			os.Remove(filepath.Join(s, filepath.FromSlash(layout.PrivacyMarkerPath)))
 		}, "privacy.marker", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

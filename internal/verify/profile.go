@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 )
 
@@ -20,7 +21,7 @@ import (
 // export report names by hash. A shard without one applied the empty
 // profile. c.profile is nil when the file is missing or unusable.
 func (c *checker) readProfile() {
-	rel := profile.ShardPath
+	rel := layout.ProfilePath
 	b, err := input.ReadFile(filepath.Join(c.dir, rel))
 	reported := c.reportedProfileHash()
 	if errors.Is(err, fs.ErrNotExist) {
@@ -76,7 +77,7 @@ func (c *checker) checkProfile() {
 	if c.profile == nil || c.info == nil {
 		return
 	}
-	rel := profile.ShardPath
+	rel := layout.ProfilePath
 	for _, f := range c.profile.Features {
 		ft := c.info.byName[f.Name]
 		if ft == nil || ft.Dtype == "video" || ft.Dtype == "image" {

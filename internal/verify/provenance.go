@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
-	"github.com/ceres-robotics/ceres-export/internal/privacy"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
@@ -24,7 +24,7 @@ func (c *checker) checkProvenance() error {
 	redacted := c.metadataOnly()
 	fileRe, specs := specFileRe, specDir
 	if redacted {
-		fileRe, specs = redactedSpecFileRe, "ceres/"+privacy.RedactedSpecDir+"/"
+		fileRe, specs = redactedSpecFileRe, layout.RedactedSpecsDir+"/"
 	}
 	for _, rel := range c.files {
 		m := fileRe.FindStringSubmatch(rel)
@@ -67,25 +67,25 @@ func (c *checker) checkProvenance() error {
 			n, ok := er.Ceres[name].(int64)
 			return n, ok
 		}
-		if s, ok := str("ceres/session_id"); ok {
+		if s, ok := str(layout.ColSessionID); ok {
 			if s == "" {
 				c.errorf("ceres.value", er.File, ep(epi), "ceres/session_id is empty")
 			}
 			sessions[s] = true
 		}
-		if v, ok := num("ceres/task_specification/version"); ok && v != 1 {
+		if v, ok := num(layout.ColSpecVersion); ok && v != 1 {
 			c.errorf("ceres.value", er.File, ep(epi), "ceres/task_specification/version is %d, want 1", v)
 		}
-		for _, k := range []string{"ceres/cycle", "ceres/repetition", "ceres/attempt"} {
+		for _, k := range []string{layout.ColCycle, layout.ColRepetition, layout.ColAttempt} {
 			if v, ok := num(k); ok && v < 1 {
 				c.errorf("ceres.value", er.File, ep(epi), "%s is %d; counters are 1-based", k, v)
 			}
 		}
-		if o, ok := er.Ceres["ceres/outcome"].(string); ok && o != "pass" && o != "fail" {
+		if o, ok := er.Ceres[layout.ColOutcome].(string); ok && o != "pass" && o != "fail" {
 			c.errorf("ceres.value", er.File, ep(epi), "ceres/outcome is %q, want pass, fail or null", o)
 		}
-		start, ok1 := num("ceres/start_ns")
-		end, ok2 := num("ceres/end_ns")
+		start, ok1 := num(layout.ColStartNS)
+		end, ok2 := num(layout.ColEndNS)
 		if ok1 && ok2 && c.info != nil && c.info.FPS > 0 {
 			if end <= start {
 				c.errorf("ceres.window", er.File, ep(epi), "ceres/end_ns %d is not after ceres/start_ns %d", end, start)
@@ -93,10 +93,10 @@ func (c *checker) checkProvenance() error {
 				c.errorf("ceres.window", er.File, ep(epi), "the window [%d, %d) holds %d frames at %d fps, but length is %d", start, end, n, c.info.FPS, er.Length)
 			}
 		}
-		if h, ok := str("ceres/task_specification/recorded_hash"); ok && c.specs[h] == nil {
+		if h, ok := str(layout.ColRecordedSpecHash); ok && c.specs[h] == nil {
 			c.errorf("spec.missing", er.File, ep(epi), "ceres/task_specification/recorded_hash %s names no file under %s", h, specs)
 		}
-		h, ok := str("ceres/task_specification/hash")
+		h, ok := str(layout.ColSpecHash)
 		if !ok {
 			continue
 		}
@@ -105,16 +105,16 @@ func (c *checker) checkProvenance() error {
 			c.errorf("spec.missing", er.File, ep(epi), "ceres/task_specification/hash %s names no valid file under %s", h, specs)
 			continue
 		}
-		id, _ := str("ceres/task_id")
+		id, _ := str(layout.ColTaskID)
 		task, found := spec.Task(id)
 		if !found {
 			c.errorf("ceres.task-id", er.File, ep(epi), "ceres/task_id %q is not a task of the applied specification %s", id, h)
 			continue
 		}
-		if l, ok := str("ceres/task_label"); ok && l != task.Label {
+		if l, ok := str(layout.ColTaskLabel); ok && l != task.Label {
 			c.errorf("ceres.task-label", er.File, ep(epi), "ceres/task_label is %q, but the specification's label of %q is %q", l, id, task.Label)
 		}
-		if ty, ok := str("ceres/task_type"); ok && ty != task.Type {
+		if ty, ok := str(layout.ColTaskType); ok && ty != task.Type {
 			c.errorf("ceres.task-type", er.File, ep(epi), "ceres/task_type is %q, but %q is %s in the specification", ty, id, task.Type)
 		}
 		if task.Type != taskspec.TypeTimed && task.Type != taskspec.TypeOpen {

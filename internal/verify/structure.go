@@ -13,43 +13,35 @@ import (
 	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // LeRobot v3.0's paths (internal/lerobot); merge hard-codes the default
 // templates, so nothing else is accepted.
 const (
-	infoPath          = lerobot.InfoPath
-	statsPath         = lerobot.StatsPath
-	tasksPath         = lerobot.TasksPath
-	dataPathTemplate  = lerobot.DataPathTemplate
-	videoPathTemplate = lerobot.VideoPathTemplate
+	infoPath          = layout.InfoPath
+	statsPath         = layout.StatsPath
+	tasksPath         = layout.TasksPath
+	dataPathTemplate  = layout.DataPathTemplate
+	videoPathTemplate = layout.VideoPathTemplate
 	codebaseVersion   = lerobot.CodebaseVersion
-	specDir           = "ceres/task-specifications/"
-	reportPath        = "ceres/export-report.json"
+	specDir           = layout.SpecsDir + "/"
+	reportPath        = layout.ExportReportPath
 )
 
 var (
 	dataFileRe     = regexp.MustCompile(`^data/chunk-(\d{3,})/file-(\d{3,})\.parquet$`)
 	episodesFileRe = regexp.MustCompile(`^meta/episodes/chunk-(\d{3,})/file-(\d{3,})\.parquet$`)
 	videoFileRe    = regexp.MustCompile(`^videos/([^/]+)/chunk-(\d{3,})/file-(\d{3,})\.mp4$`)
-	specFileRe     = regexp.MustCompile(`^ceres/task-specifications/([0-9a-f]{64})\.json$`)
+	specFileRe     = regexp.MustCompile(`^` + regexp.QuoteMeta(specDir) + `([0-9a-f]{64})\.json$`)
 	// LeRobot's load_nested_dataset reads sorted(dir.glob("*/*.parquet")).
 	dataGlobRe     = regexp.MustCompile(`^data/[^/]+/[^/]+\.parquet$`)
 	episodesGlobRe = regexp.MustCompile(`^meta/episodes/[^/]+/[^/]+\.parquet$`)
 )
 
 // defaultFeatures are LeRobot's DEFAULT_FEATURES: every shard has them.
-var defaultFeatures = []struct {
-	name  string
-	dtype lerobot.Dtype
-}{
-	{"timestamp", "float32"},
-	{"frame_index", "int64"},
-	{"episode_index", "int64"},
-	{"index", "int64"},
-	{"task_index", "int64"},
-}
+var defaultFeatures = lerobot.DefaultFeatures
 
 // feature is one entry of info.json "features".
 type feature struct {
@@ -159,8 +151,12 @@ func (c *checker) checkStructure() error {
 		case specFileRe.MatchString(f):
 		case strings.HasPrefix(f, specDir):
 			c.errorf("spec.file-name", f, loc{}, "a stored specification must be named <sha256 hex>.json")
-		case strings.HasPrefix(f, "ceres/"):
-			// CERES's own files (reports, indexes); LeRobot never reads them.
+		case strings.HasPrefix(f, layout.CeresDir+"/"):
+			// CERES's own files (reports, indexes); LeRobot never reads
+			// them, and every one is named by the layout.
+			if _, ok := layout.LookupCeresFile(f); !ok {
+				c.warnf("layout.stray-file", f, loc{}, "not a CERES file of the dataset layout (internal/layout.CeresFiles)")
+			}
 		case strings.HasSuffix(f, ".parquet") && (strings.HasPrefix(f, "data/") || strings.HasPrefix(f, "meta/")):
 			c.warnf("layout.stray-file", f, loc{}, "Parquet file outside LeRobot's layout")
 		default:
@@ -297,12 +293,12 @@ func (c *checker) readInfo() {
 			si.byName[name] = f
 		}
 		for _, d := range defaultFeatures {
-			f := si.byName[d.name]
+			f := si.byName[d.Name]
 			if f == nil {
-				c.errorf("info.features", infoPath, loc{}, "default feature %q is missing", d.name)
+				c.errorf("info.features", infoPath, loc{}, "default feature %q is missing", d.Name)
 				usable = false
-			} else if f.Dtype != d.dtype || len(f.Shape) != 1 || f.Shape[0] != 1 {
-				c.errorf("info.features", infoPath, loc{}, "default feature %q is %s%v, want %s[1]", d.name, f.Dtype, f.Shape, d.dtype)
+			} else if f.Dtype != d.Dtype || len(f.Shape) != 1 || f.Shape[0] != 1 {
+				c.errorf("info.features", infoPath, loc{}, "default feature %q is %s%v, want %s[1]", d.Name, f.Dtype, f.Shape, d.Dtype)
 			}
 		}
 	}

@@ -46,10 +46,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 )
 
 // Severities of a finding. Only SeverityError makes a shard unsound.

@@ -1,6 +1,6 @@
 //go:build darwin
 
-package shard
+package output
 
 import "golang.org/x/sys/unix"
 

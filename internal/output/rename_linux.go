@@ -1,6 +1,6 @@
 //go:build linux
 
-package shard
+package output
 
 import "golang.org/x/sys/unix"
 

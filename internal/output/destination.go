@@ -1,4 +1,4 @@
-package shard
+package output
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,7 +29,7 @@ import (
 //     directory, the lock file and the output all live in the destination's
 //     real parent directory and nowhere else.
 //  3. Replace only replaces what this tool made: a directory holding the
-//     regular file OutputMarker ("ceres/output.json", {"tool":
+//     regular file layout.OutputMarkerPath ({"tool":
 //     "ceres-export", "kind": ...}). Stage's Commit writes that marker into
 //     every output, so shards, merged datasets and campaign outputs all
 //     carry it. A regular file, a directory of other files, a FIFO, or a
@@ -48,20 +49,16 @@ var (
 	// ErrDestinationRefused is returned when a destination breaks rules 1-3
 	// above: it overlaps an input, it is a symbolic link, or Replace would
 	// replace something this tool did not make.
-	ErrDestinationRefused = errors.New("shard: destination refused")
+	ErrDestinationRefused = errors.New("output: destination refused")
 	// ErrDestinationBusy is returned when another process holds the
 	// destination's lock.
-	ErrDestinationBusy = errors.New("shard: destination is being written by another process")
+	ErrDestinationBusy = errors.New("output: destination is being written by another process")
 )
 
-// OutputMarker is the file, relative to an output's root, by which this
-// tool recognises an output it made. Stage's Commit writes it.
-const OutputMarker = "ceres/output.json"
-
-// markerTool is the "tool" value of OutputMarker.
+// markerTool is the "tool" value of layout.OutputMarkerPath.
 const markerTool = "ceres-export"
 
-// Output kinds recorded in OutputMarker.
+// Output kinds recorded in layout.OutputMarkerPath.
 const (
 	KindShard    = "shard"    // one session's export
 	KindMerged   = "merged"   // shards merged into one dataset
@@ -72,16 +69,16 @@ const (
 // ".<dest-base>.ceres-lock".
 const lockSuffix = ".ceres-lock"
 
-// outputMarker is the content of OutputMarker.
+// outputMarker is the content of layout.OutputMarkerPath.
 type outputMarker struct {
 	Tool string `json:"tool"`
 	Kind string `json:"kind"`
 }
 
-// writeOutputMarker writes OutputMarker of kind into root. Its bytes
+// writeOutputMarker writes layout.OutputMarkerPath of kind into root. Its bytes
 // depend only on kind (deterministic output).
 func writeOutputMarker(root, kind string) error {
-	p := filepath.Join(root, filepath.FromSlash(OutputMarker))
+	p := filepath.Join(root, filepath.FromSlash(layout.OutputMarkerPath))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
@@ -92,15 +89,15 @@ func writeOutputMarker(root, kind string) error {
 	return os.WriteFile(p, append(b, '\n'), 0o644)
 }
 
-// OutputKind returns the kind recorded in dir's OutputMarker, and false
+// KindOf returns the kind recorded in dir's layout.OutputMarkerPath, and false
 // when dir is not a directory this tool made (no marker, a marker that is
 // not a regular file, or not ours). It never follows a symbolic link at
 // dir or at the marker and never opens anything but a regular file.
-func OutputKind(dir string) (string, bool) {
+func KindOf(dir string) (string, bool) {
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 		return "", false
 	}
-	p := filepath.Join(dir, filepath.FromSlash(OutputMarker))
+	p := filepath.Join(dir, filepath.FromSlash(layout.OutputMarkerPath))
 	if fi, err := os.Lstat(filepath.Dir(p)); err != nil || !fi.IsDir() {
 		return "", false
 	}
@@ -168,9 +165,9 @@ func CheckDestination(dest string, inputs []string, replace bool) (string, error
 	case !replace:
 		return "", fmt.Errorf("%s: %w (use --replace)", dest, ErrDestinationExists)
 	}
-	if _, ok := OutputKind(resolved); !ok {
+	if _, ok := KindOf(resolved); !ok {
 		return "", fmt.Errorf("%w: will not replace %s: it is %s, not an output of ceres-export (no %s)",
-			ErrDestinationRefused, dest, describe(resolved, fi), OutputMarker)
+			ErrDestinationRefused, dest, describe(resolved, fi), layout.OutputMarkerPath)
 	}
 	return resolved, nil
 }

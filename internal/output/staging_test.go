@@ -1,11 +1,14 @@
-package shard
+package output
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 func writeTree(t *testing.T, root string, files map[string]string) {
@@ -23,16 +26,21 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 
 func treeContent(t *testing.T, root string) map[string]string {
 	t.Helper()
-	p, err := OpenPrevious(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p == nil {
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	out := map[string]string{}
-	for _, f := range p.Files {
-		out[f] = readFile(t, p.Path(f))
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		out[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
@@ -60,7 +68,7 @@ func TestStageCommitNew(t *testing.T) {
 	if !strings.HasPrefix(filepath.Base(st.Dir()), ".shard-1.ceres-tmp-") || !IsStagingDir(st.Dir()) {
 		t.Fatalf("staging dir %s not recognisable", st.Dir())
 	}
-	writeTree(t, st.Dir(), map[string]string{"meta/info.json": "new"})
+	writeTree(t, st.Dir(), map[string]string{"content": "new"})
 	if _, err := os.Stat(dest); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("destination appeared before Commit")
 	}
@@ -68,7 +76,7 @@ func TestStageCommitNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := treeContent(t, dest)
-	if len(got) != 2 || got["meta/info.json"] != "new" || got[OutputMarker] != ourMarker {
+	if len(got) != 2 || got["content"] != "new" || got[layout.OutputMarkerPath] != ourMarker {
 		t.Errorf("committed tree %v (the staging marker must not be part of it, the output marker must)", got)
 	}
 	if names := siblings(t, parent); len(names) != 1 {
@@ -88,7 +96,7 @@ func TestStageCommitNew(t *testing.T) {
 func TestStageRefusesExistingWithoutReplace(t *testing.T) {
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard")
-	writeTree(t, dest, map[string]string{"meta/info.json": "old"})
+	writeTree(t, dest, map[string]string{"content": "old"})
 	if _, err := Stage(dest, StageOptions{}); !errors.Is(err, ErrDestinationExists) {
 		t.Fatalf("Stage over an existing shard: %v, want ErrDestinationExists", err)
 	}
@@ -100,27 +108,20 @@ func TestStageRefusesExistingWithoutReplace(t *testing.T) {
 func TestStageReplaceSwaps(t *testing.T) {
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard")
-	writeTree(t, dest, map[string]string{"meta/info.json": "old", "videos/cam/chunk-000/file-000.mp4": "v", OutputMarker: ourMarker})
-	prev, err := OpenPrevious(dest)
-	if err != nil || prev == nil {
-		t.Fatalf("OpenPrevious: %v %v", prev, err)
-	}
-	if v := prev.VideoFiles("cam"); len(v) != 1 || v[0] != "videos/cam/chunk-000/file-000.mp4" {
-		t.Errorf("VideoFiles = %v", v)
-	}
+	writeTree(t, dest, map[string]string{"content": "old", layout.OutputMarkerPath: ourMarker})
 	st, err := Stage(dest, StageOptions{Replace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeTree(t, st.Dir(), map[string]string{"meta/info.json": "new"})
-	if got := treeContent(t, dest); got["meta/info.json"] != "old" {
+	writeTree(t, st.Dir(), map[string]string{"content": "new"})
+	if got := treeContent(t, dest); got["content"] != "old" {
 		t.Fatal("destination changed before Commit")
 	}
 	if err := st.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	got := treeContent(t, dest)
-	if len(got) != 2 || got["meta/info.json"] != "new" {
+	if len(got) != 2 || got["content"] != "new" {
 		t.Errorf("after replace: %v", got)
 	}
 	if names := siblings(t, parent); len(names) != 1 {
@@ -131,24 +132,18 @@ func TestStageReplaceSwaps(t *testing.T) {
 func TestStageAbortLeavesDestination(t *testing.T) {
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard")
-	writeTree(t, dest, map[string]string{"meta/info.json": "old", OutputMarker: ourMarker})
+	writeTree(t, dest, map[string]string{"content": "old", layout.OutputMarkerPath: ourMarker})
 	st, err := Stage(dest, StageOptions{Replace: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A build that fails half-way.
-	b, err := NewBuilder(st.Dir(), fixtureFeatures[:1], fixtureOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Finish(nil); !errors.Is(err, ErrNoEpisodes) {
-		t.Fatalf("Finish: %v", err)
-	}
+	writeTree(t, st.Dir(), map[string]string{"content": "half", "part": "1"})
 	if err := st.Abort(); err != nil {
 		t.Fatal(err)
 	}
 	got := treeContent(t, dest)
-	if len(got) != 2 || got["meta/info.json"] != "old" {
+	if len(got) != 2 || got["content"] != "old" {
 		t.Errorf("destination after a failed build: %v", got)
 	}
 	if names := siblings(t, parent); len(names) != 1 {
@@ -171,8 +166,8 @@ func TestStaleStagingOnlyWhenOwnerGone(t *testing.T) {
 	swappedOut := filepath.Join(parent, ".shard.ceres-tmp-333")
 	other := filepath.Join(parent, ".other.ceres-tmp-444") // another destination
 	// pid 1 is alive: a pid says nothing, the lock does.
-	writeTree(t, dead, map[string]string{tempMarker: "x\npid 1\n", "data/x": "1"})
-	writeTree(t, swappedOut, map[string]string{"meta/info.json": "{}"})
+	writeTree(t, dead, map[string]string{tempMarker: "x\npid 1\n", "part": "1"})
+	writeTree(t, swappedOut, map[string]string{"content": "{}"})
 	writeTree(t, other, map[string]string{tempMarker: "x\npid 4194305\n"})
 	if IsStagingDir(swappedOut) || !IsStagingDir(dead) {
 		t.Fatal("IsStagingDir misjudges")
@@ -205,12 +200,5 @@ func TestStaleStagingOnlyWhenOwnerGone(t *testing.T) {
 	defer next.Abort()
 	if _, err := os.Stat(leftover); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("staging of a gone writer survived: %v", err)
-	}
-}
-
-func TestOpenPreviousMissing(t *testing.T) {
-	p, err := OpenPrevious(filepath.Join(t.TempDir(), "none"))
-	if p != nil || err != nil {
-		t.Errorf("OpenPrevious of a missing dir = %v, %v", p, err)
 	}
 }

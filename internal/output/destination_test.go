@@ -1,4 +1,4 @@
-package shard
+package output
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 const ourMarker = `{"tool":"ceres-export","kind":"shard"}` + "\n"
@@ -18,26 +20,26 @@ func destinationFixture(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
-		"session/journal/000001.cjl":          "journal",
-		"session/media/front.webm":            "video",
-		"spec.json":                           "{}",
-		"ours/meta/info.json":                 "{}",
-		"ours/" + OutputMarker:                ourMarker,
-		"merged/" + OutputMarker:              `{"tool":"ceres-export","kind":"merged"}`,
-		"home/.bashrc":                        "x",
-		"home/notes.txt":                      "y",
-		"lerobot/meta/info.json":              "{}", // a dataset some other tool wrote
-		"lerobot/ceres/export-report.json":    "{}",
-		"foreign-marker/" + OutputMarker:      `{"tool":"other","kind":"shard"}`,
-		"bad-marker/" + OutputMarker:          "not json",
-		"linked-marker/ceres/x":               "{}",
-		"file.parquet":                        "PAR1",
-		"realparent/keep":                     "",
-		"session2/journal/000001.cjl":         "journal",
-		"session2/media/cam.mp4":              "video",
-		"session2/media/nested/deeper/x.webm": "video",
+		"session/journal/000001.cjl":                "journal",
+		"session/media/front.webm":                  "video",
+		"spec.json":                                 "{}",
+		"ours/content":                              "{}",
+		"ours/" + layout.OutputMarkerPath:           ourMarker,
+		"merged/" + layout.OutputMarkerPath:         `{"tool":"ceres-export","kind":"merged"}`,
+		"home/.bashrc":                              "x",
+		"home/notes.txt":                            "y",
+		"lerobot/content":                           "{}", // a dataset some other tool wrote
+		"lerobot/ceres/report":                      "{}",
+		"foreign-marker/" + layout.OutputMarkerPath: `{"tool":"other","kind":"shard"}`,
+		"bad-marker/" + layout.OutputMarkerPath:     "not json",
+		"linked-marker/ceres/x":                     "{}",
+		"file.parquet":                              "PAR1",
+		"realparent/keep":                           "",
+		"session2/journal/000001.cjl":               "journal",
+		"session2/media/cam.mp4":                    "video",
+		"session2/media/nested/deeper/x.webm":       "video",
 	})
-	must(t, os.Symlink(filepath.Join(root, "ours", OutputMarker), filepath.Join(root, "linked-marker", OutputMarker)))
+	must(t, os.Symlink(filepath.Join(root, "ours", layout.OutputMarkerPath), filepath.Join(root, "linked-marker", layout.OutputMarkerPath)))
 	must(t, os.Symlink(filepath.Join(root, "ours"), filepath.Join(root, "link-to-ours")))
 	must(t, os.Symlink(filepath.Join(root, "session"), filepath.Join(root, "link-to-session")))
 	must(t, os.Symlink(filepath.Join(root, "realparent"), filepath.Join(root, "linkparent")))
@@ -180,9 +182,9 @@ func TestStageOneWriterAtATime(t *testing.T) {
 		if len(holders) != 1 || busy != writers-1 {
 			t.Fatalf("round %d: %d writers got the destination, %d were busy", round, len(holders), busy)
 		}
-		writeTree(t, holders[0].Dir(), map[string]string{"meta/info.json": string(rune('a' + round))})
+		writeTree(t, holders[0].Dir(), map[string]string{"content": string(rune('a' + round))})
 		must(t, holders[0].Commit())
-		if got := treeContent(t, dest); got["meta/info.json"] != string(rune('a'+round)) || got[OutputMarker] != ourMarker {
+		if got := treeContent(t, dest); got["content"] != string(rune('a'+round)) || got[layout.OutputMarkerPath] != ourMarker {
 			t.Errorf("round %d: destination %v", round, got)
 		}
 		if names := siblings(t, parent); !slices.Equal(names, []string{"shard"}) {

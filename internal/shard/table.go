@@ -1,4 +1,4 @@
-package merge
+package shard
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
-	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
 // table is one Parquet file read whole through pqarrow, each column one
@@ -155,8 +154,8 @@ func numbers(a arrow.Array, i int) ([]float64, error) {
 }
 
 // fillColumn copies rows [lo, hi) of a data column into c for feature f,
-// row-major as shard.ColumnData expects.
-func fillColumn(f shard.Feature, a arrow.Array, lo, hi int, c *shard.ColumnData) error {
+// row-major as ColumnData expects.
+func fillColumn(f Feature, a arrow.Array, lo, hi int, c *ColumnData) error {
 	width := f.Shape[0]
 	values := a
 	vlo, vhi := lo, hi
@@ -237,4 +236,39 @@ func fillColumn(f shard.Feature, a arrow.Array, lo, hi int, c *shard.ColumnData)
 		return fmt.Errorf("feature %s: unsupported dtype %s", f.Name, f.Dtype)
 	}
 	return nil
+}
+
+// arrayColumn reads one value of a ceres/* column: a string or int64, nil
+// for a null.
+type arrayColumn interface{ value(i int) any }
+
+type stringColumn struct{ *array.String }
+
+func (c stringColumn) value(i int) any {
+	if c.IsNull(i) {
+		return nil
+	}
+	return c.Value(i)
+}
+
+type int64Column struct{ *array.Int64 }
+
+func (c int64Column) value(i int) any {
+	if c.IsNull(i) {
+		return nil
+	}
+	return c.Value(i)
+}
+
+// column returns column name read as dtype (lerobot.String or Int64).
+func (t *table) column(name string, dtype lerobot.Dtype) (arrayColumn, error) {
+	switch dtype {
+	case lerobot.String:
+		a, err := t.strings(name)
+		return stringColumn{a}, err
+	case lerobot.Int64:
+		a, err := t.int64s(name)
+		return int64Column{a}, err
+	}
+	return nil, fmt.Errorf("%s: column %s: no reader for dtype %s", t.path, name, dtype)
 }

@@ -1,4 +1,4 @@
-package shard
+package output
 
 import (
 	"errors"
@@ -6,14 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 )
 
 // ErrDestinationExists is returned by Stage when the destination exists and
 // StageOptions.Replace is not set.
-var ErrDestinationExists = errors.New("shard: destination exists")
+var ErrDestinationExists = errors.New("output: destination exists")
 
 const (
 	// tempInfix is part of every staging directory name:
@@ -30,7 +29,7 @@ type StageOptions struct {
 	// Replace allows replacing an existing destination atomically; only an
 	// output this tool made is ever replaced (see CheckDestination).
 	Replace bool
-	// Kind is the OutputMarker kind Commit records: KindShard (the
+	// Kind is the layout.OutputMarkerPath kind Commit records: KindShard (the
 	// default), KindMerged or KindCampaign.
 	Kind string
 	// Inputs are every path the command reads (session directories, spec
@@ -91,16 +90,16 @@ func stageLocked(dest, kind string, replace bool) (*Staging, error) {
 	}
 	tmp, err := os.MkdirTemp(parent, "."+base+tempInfix)
 	if err != nil {
-		return nil, fmt.Errorf("shard: stage %s: %w", dest, err)
+		return nil, fmt.Errorf("output: stage %s: %w", dest, err)
 	}
 	// MkdirTemp makes 0700; the shard is an ordinary directory once committed.
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		_ = os.RemoveAll(tmp)
-		return nil, fmt.Errorf("shard: stage %s: %w", dest, err)
+		return nil, fmt.Errorf("output: stage %s: %w", dest, err)
 	}
 	if err := writeMarker(tmp); err != nil {
 		_ = os.RemoveAll(tmp)
-		return nil, fmt.Errorf("shard: stage %s: %w", dest, err)
+		return nil, fmt.Errorf("output: stage %s: %w", dest, err)
 	}
 	return &Staging{dest: dest, tmp: tmp, kind: kind, replace: replace}, nil
 }
@@ -118,22 +117,22 @@ func (s *Staging) Dir() string { return s.tmp }
 // one (with Replace) is swapped atomically with exchange (renameat2
 // RENAME_EXCHANGE on Linux, renamex_np RENAME_SWAP on macOS),
 // so the destination always holds either the whole old shard or the whole
-// new one, and the old shard is then deleted. Commit writes OutputMarker
+// new one, and the old shard is then deleted. Commit writes layout.OutputMarkerPath
 // and releases the destination's lock.
 func (s *Staging) Commit() error {
 	if s.done {
-		return fmt.Errorf("shard: commit %s: already committed or aborted", s.dest)
+		return fmt.Errorf("output: commit %s: already committed or aborted", s.dest)
 	}
 	defer s.unlock()
 	if err := writeOutputMarker(s.tmp, s.kind); err != nil {
-		return fmt.Errorf("shard: commit %s: %w", s.dest, err)
+		return fmt.Errorf("output: commit %s: %w", s.dest, err)
 	}
 	if err := os.Remove(filepath.Join(s.tmp, tempMarker)); err != nil {
-		return fmt.Errorf("shard: commit %s: %w", s.dest, err)
+		return fmt.Errorf("output: commit %s: %w", s.dest, err)
 	}
 	if err := syncTree(s.tmp); err != nil {
 		_ = writeMarker(s.tmp)
-		return fmt.Errorf("shard: commit %s: %w", s.dest, err)
+		return fmt.Errorf("output: commit %s: %w", s.dest, err)
 	}
 	parent := filepath.Dir(s.dest)
 	_, statErr := os.Lstat(s.dest)
@@ -142,35 +141,35 @@ func (s *Staging) Commit() error {
 		// Refuse to overwrite anything that appeared meanwhile (RENAME_NOREPLACE).
 		if err := renameNoReplace(s.tmp, s.dest); err != nil {
 			_ = writeMarker(s.tmp)
-			return fmt.Errorf("shard: commit %s: %w", s.dest, err)
+			return fmt.Errorf("output: commit %s: %w", s.dest, err)
 		}
 		s.done = true
-		return syncDir(parent)
+		return SyncDir(parent)
 	case statErr != nil:
 		_ = writeMarker(s.tmp)
-		return fmt.Errorf("shard: commit %s: %w", s.dest, statErr)
+		return fmt.Errorf("output: commit %s: %w", s.dest, statErr)
 	case !s.replace:
 		_ = writeMarker(s.tmp)
 		return fmt.Errorf("commit %s: %w", s.dest, ErrDestinationExists)
 	}
-	if _, ok := OutputKind(s.dest); !ok {
+	if _, ok := KindOf(s.dest); !ok {
 		// Something else took the destination's place since Stage.
 		_ = writeMarker(s.tmp)
 		return fmt.Errorf("%w: commit %s: it is no longer an output of ceres-export", ErrDestinationRefused, s.dest)
 	}
 	if err := exchange(s.tmp, s.dest); err != nil {
 		_ = writeMarker(s.tmp)
-		return fmt.Errorf("shard: commit %s: atomic exchange: %w", s.dest, err)
+		return fmt.Errorf("output: commit %s: atomic exchange: %w", s.dest, err)
 	}
 	s.done = true
-	if err := syncDir(parent); err != nil {
-		return fmt.Errorf("shard: commit %s: %w", s.dest, err)
+	if err := SyncDir(parent); err != nil {
+		return fmt.Errorf("output: commit %s: %w", s.dest, err)
 	}
 	// s.tmp now holds the old shard. Mark it so that a crash before the
 	// removal leaves something RemoveStaleStaging recognises.
 	_ = writeMarker(s.tmp)
 	if err := os.RemoveAll(s.tmp); err != nil {
-		return fmt.Errorf("shard: commit %s: remove previous shard: %w", s.dest, err)
+		return fmt.Errorf("output: commit %s: remove previous shard: %w", s.dest, err)
 	}
 	return nil
 }
@@ -184,7 +183,7 @@ func (s *Staging) Abort() error {
 	s.done = true
 	defer s.unlock()
 	if err := os.RemoveAll(s.tmp); err != nil {
-		return fmt.Errorf("shard: abort %s: %w", s.dest, err)
+		return fmt.Errorf("output: abort %s: %w", s.dest, err)
 	}
 	return nil
 }
@@ -216,7 +215,7 @@ func removeStaleStaging(dest string) ([]string, error) {
 	parent, base := filepath.Dir(dest), filepath.Base(dest)
 	entries, err := os.ReadDir(parent)
 	if err != nil {
-		return nil, fmt.Errorf("shard: look for stale staging of %s: %w", dest, err)
+		return nil, fmt.Errorf("output: look for stale staging of %s: %w", dest, err)
 	}
 	var removed []string
 	prefix := "." + base + tempInfix
@@ -226,7 +225,7 @@ func removeStaleStaging(dest string) ([]string, error) {
 		}
 		p := filepath.Join(parent, e.Name())
 		if err := os.RemoveAll(p); err != nil {
-			return removed, fmt.Errorf("shard: remove stale staging %s: %w", p, err)
+			return removed, fmt.Errorf("output: remove stale staging %s: %w", p, err)
 		}
 		removed = append(removed, p)
 	}
@@ -248,85 +247,15 @@ func syncTree(root string) error {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		return syncFile(p)
+		return SyncFile(p)
 	})
 	if err != nil {
 		return err
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := syncDir(dirs[i]); err != nil {
+		if err := SyncDir(dirs[i]); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func syncFile(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func syncDir(p string) error { return syncFile(p) }
-
-// PreviousShard is a read-only view of the shard currently at a
-// destination, so that a re-export can reuse its files (videos) while the
-// new shard is staged. It stays valid until Commit replaces the destination.
-type PreviousShard struct {
-	// Root is the destination directory.
-	Root string
-	// Files are the regular files under Root, relative, slash-separated, sorted.
-	Files []string
-}
-
-// OpenPrevious lists the shard at dest. It returns nil and no error when
-// dest does not exist.
-func OpenPrevious(dest string) (*PreviousShard, error) {
-	dest = filepath.Clean(dest)
-	if _, err := os.Stat(dest); errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	p := &PreviousShard{Root: dest}
-	err := filepath.WalkDir(dest, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			rel, err := filepath.Rel(dest, path)
-			if err != nil {
-				return err
-			}
-			p.Files = append(p.Files, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("shard: list previous shard %s: %w", dest, err)
-	}
-	sort.Strings(p.Files)
-	return p, nil
-}
-
-// VideoFiles returns the mp4 files of one video feature, relative to Root
-// (videos/<key>/chunk-CCC/file-FFF.mp4), sorted.
-func (p *PreviousShard) VideoFiles(videoKey string) []string {
-	prefix := "videos/" + videoKey + "/"
-	var out []string
-	for _, f := range p.Files {
-		if strings.HasPrefix(f, prefix) && strings.HasSuffix(f, ".mp4") {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// Path returns the absolute path of a file listed in Files.
-func (p *PreviousShard) Path(rel string) string {
-	return filepath.Join(p.Root, filepath.FromSlash(rel))
 }

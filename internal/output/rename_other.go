@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package shard
+package output
 
 import (
 	"errors"

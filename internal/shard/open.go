@@ -1,0 +1,560 @@
+package shard
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/ceres-robotics/ceres-export/internal/descriptor"
+	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+)
+
+// ErrNotDataset is returned by Open for a directory that is not a dataset
+// this tool wrote.
+var ErrNotDataset = errors.New("not a ceres-export shard or merged dataset")
+
+// Dataset is a dataset this tool wrote, a shard or a merged dataset, read
+// back through one door: LeRobot's metadata as LeRobot reads it (info.json,
+// the tasks, every episode with its rows' and videos' places and its
+// statistics) and what CERES adds (the ceres/* columns of every episode,
+// the files under ceres/). merge, report and batch read datasets through
+// it. verify keeps a reader of its own (arrow-go, written apart from this
+// one) on purpose: it checks the writers against the format, not against
+// themselves.
+//
+// Open reads info.json only; Tasks, Episodes and the CERES files are read
+// when asked for, so that a caller that needs one file pays for one file.
+type Dataset struct {
+	// Dir is the dataset's root as given to Open.
+	Dir string
+	// Merged says the dataset is a merged one (it holds the merge report);
+	// otherwise it is a shard (it holds the export report).
+	Merged bool
+	Info   Info
+}
+
+// Info is what meta/info.json says of the dataset.
+type Info struct {
+	FPS int
+	// RobotType is a string, or nil for JSON null.
+	RobotType any
+	// Features are the dataset's own features in info.json order; LeRobot's
+	// default columns (lerobot.DefaultFeatures) are left out.
+	Features []Feature
+	// ChunksSize, DataFileSizeMB and VideoFileSizeMB are 0 when absent.
+	ChunksSize, DataFileSizeMB, VideoFileSizeMB int
+	TotalEpisodes, TotalFrames, TotalTasks      int64
+}
+
+// VideoFeatures returns the video features in info.json order.
+func (i *Info) VideoFeatures() []Feature {
+	var out []Feature
+	for _, f := range i.Features {
+		if f.Dtype == lerobot.Video {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// DataFeatures returns the features that have a data column, in order:
+// the columns an EpisodeBatch holds.
+func (i *Info) DataFeatures() []Feature {
+	var out []Feature
+	for _, f := range i.Features {
+		if !f.Dtype.Visual() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Episode is one row of meta/episodes.
+type Episode struct {
+	Index  int64
+	Tasks  []string
+	Length int64
+	// Data is where its rows are.
+	Data DataLocation
+	// Videos places it in each video feature's files, with its statistics.
+	Videos map[string]VideoSegment
+	// Ceres holds its ceres/* columns (Source set in a merged dataset).
+	Ceres layout.CeresEpisode
+}
+
+// CampaignOrigin is the content of layout.CampaignPath: the campaign task
+// attempt that made a shard. Merge copies the task id and attempt number
+// into every episode of the shard (layout.ColSourceCampaignTaskID and
+// ColSourceCampaignAttempt).
+type CampaignOrigin struct {
+	CampaignID string `json:"campaign_id"`
+	TaskID     string `json:"task_id"`
+	AttemptNo  int64  `json:"attempt_no"`
+}
+
+// Open opens the dataset at dir: it tells a shard from a merged dataset by
+// its report and reads meta/info.json. An error that is ErrNotDataset says
+// dir is not something this tool wrote.
+func Open(dir string) (*Dataset, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, notDataset(dir, "not a directory")
+	}
+	d := &Dataset{Dir: dir}
+	switch {
+	case d.Has(layout.MergeReportPath):
+		d.Merged = true
+	case d.Has(layout.ExportReportPath):
+	case d.Has(layout.InfoPath):
+		return nil, notDataset(dir, fmt.Sprintf("it has %s but neither %s nor %s (a LeRobot dataset this tool did not make)", layout.InfoPath, layout.ExportReportPath, layout.MergeReportPath))
+	default:
+		return nil, notDataset(dir, "no "+layout.InfoPath)
+	}
+	if err := d.readInfo(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func notDataset(dir, why string) error { return fmt.Errorf("%s is %w: %s", dir, ErrNotDataset, why) }
+
+// Path is the path of file rel (a layout path) of the dataset.
+func (d *Dataset) Path(rel string) string { return filepath.Join(d.Dir, filepath.FromSlash(rel)) }
+
+// Has reports whether the dataset holds file rel.
+func (d *Dataset) Has(rel string) bool {
+	_, err := os.Stat(d.Path(rel))
+	return err == nil
+}
+
+// ReadFile reads file rel (a layout path) of the dataset; only a regular
+// file is opened. A missing file's error is fs.ErrNotExist.
+func (d *Dataset) ReadFile(rel string) ([]byte, error) { return input.ReadFile(d.Path(rel)) }
+
+// ReadJSON decodes JSON file rel into v; errors name the file.
+func (d *Dataset) ReadJSON(rel string, v any) error {
+	b, err := d.ReadFile(rel)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", d.Path(rel), err)
+	}
+	return nil
+}
+
+// Private reports whether the dataset is metadata-only (it holds
+// layout.PrivacyMarkerPath).
+func (d *Dataset) Private() bool { return d.Has(layout.PrivacyMarkerPath) }
+
+// ReportSHA256 returns the SHA-256 (hex) of the dataset's export report
+// (a shard) or merge report (a merged dataset) and its bytes: what names
+// the dataset's content.
+func (d *Dataset) ReportSHA256() (string, []byte, error) {
+	rel := layout.ExportReportPath
+	if d.Merged {
+		rel = layout.MergeReportPath
+	}
+	b, err := d.ReadFile(rel)
+	if err != nil {
+		return "", nil, err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), b, nil
+}
+
+// Campaign returns the campaign task attempt that made the shard, nil when
+// it was not made by one.
+func (d *Dataset) Campaign() (*CampaignOrigin, error) {
+	var c CampaignOrigin
+	err := d.ReadJSON(layout.CampaignPath, &c)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.TaskID == "" || c.AttemptNo < 1 {
+		return nil, fmt.Errorf("%s: task_id must be set and attempt_no at least 1", d.Path(layout.CampaignPath))
+	}
+	return &c, nil
+}
+
+// Descriptors returns the dataset's task descriptors.
+func (d *Dataset) Descriptors() ([]descriptor.Descriptor, error) {
+	var f descriptor.File
+	if err := d.ReadJSON(layout.DescriptorsPath, &f); err != nil {
+		return nil, err
+	}
+	if f.SchemaVersion != descriptor.SchemaVersion {
+		return nil, fmt.Errorf("%s: schema_version %d, want %d", d.Path(layout.DescriptorsPath), f.SchemaVersion, descriptor.SchemaVersion)
+	}
+	return f.Tasks, nil
+}
+
+// SpecsDir is where the dataset stores its task specifications: their
+// redacted copies in a metadata-only dataset.
+func (d *Dataset) SpecsDir() string {
+	if d.Private() {
+		return layout.RedactedSpecsDir
+	}
+	return layout.SpecsDir
+}
+
+// Specs returns every stored task specification by hash. A canonical one
+// must hash to its name; a redacted copy carries the original's name.
+func (d *Dataset) Specs() (map[string][]byte, error) {
+	dir, private := d.SpecsDir(), d.Private()
+	entries, err := os.ReadDir(d.Path(dir))
+	if err != nil {
+		return nil, err
+	}
+	specs := map[string][]byte{}
+	for _, e := range entries {
+		hash, ok := strings.CutSuffix(e.Name(), layout.SpecFileExt)
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		rel := dir + "/" + e.Name()
+		b, err := d.ReadFile(rel)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(b)
+		if hex.EncodeToString(sum[:]) != hash && !private {
+			return nil, fmt.Errorf("%s: the SHA-256 of its bytes is not its name", d.Path(rel))
+		}
+		specs[hash] = b
+	}
+	return specs, nil
+}
+
+// CeresFiles lists the files under layout.CeresDir, relative to the root,
+// slash-separated, sorted.
+func (d *Dataset) CeresFiles() ([]string, error) {
+	var out []string
+	root := d.Path(layout.CeresDir)
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.Type().IsRegular() {
+			rel, _ := filepath.Rel(d.Dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	slices.Sort(out)
+	return out, err
+}
+
+// readInfo parses meta/info.json keeping key order.
+func (d *Dataset) readInfo() error {
+	p := d.Path(layout.InfoPath)
+	b, err := d.ReadFile(layout.InfoPath)
+	if err != nil {
+		return err
+	}
+	v, err := DecodeJSON(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	doc, ok := v.(JSONObject)
+	if !ok {
+		return fmt.Errorf("%s: not a JSON object", p)
+	}
+	if cv, _ := doc.Get("codebase_version"); cv != lerobot.CodebaseVersion {
+		return fmt.Errorf("%s: codebase_version is %v, want %q", p, cv, lerobot.CodebaseVersion)
+	}
+	fps, _ := doc.Get("fps")
+	if n, isInt := fps.(int64); !isInt || n <= 0 {
+		return fmt.Errorf("%s: fps: want a positive integer, found %v", p, fps)
+	}
+	d.Info.FPS = int(fps.(int64))
+	d.Info.RobotType, _ = doc.Get("robot_type")
+	if _, isStr := d.Info.RobotType.(string); d.Info.RobotType != nil && !isStr {
+		return fmt.Errorf("%s: robot_type: want a string or null, found %v", p, d.Info.RobotType)
+	}
+	for _, n := range []struct {
+		key string
+		int *int
+		i64 *int64
+	}{
+		{"chunks_size", &d.Info.ChunksSize, nil}, {"data_files_size_in_mb", &d.Info.DataFileSizeMB, nil},
+		{"video_files_size_in_mb", &d.Info.VideoFileSizeMB, nil}, {"total_episodes", nil, &d.Info.TotalEpisodes},
+		{"total_frames", nil, &d.Info.TotalFrames}, {"total_tasks", nil, &d.Info.TotalTasks},
+	} {
+		v, ok := doc.Get(n.key)
+		if !ok {
+			continue
+		}
+		x, isInt := v.(int64)
+		if !isInt || x < 0 {
+			return fmt.Errorf("%s: %s: want a non-negative integer, found %v", p, n.key, v)
+		}
+		if n.int != nil {
+			*n.int = int(x)
+		} else {
+			*n.i64 = x
+		}
+	}
+	fv, _ := doc.Get("features")
+	feats, ok := fv.(JSONObject)
+	if !ok {
+		return fmt.Errorf("%s: features: want an object", p)
+	}
+	for _, fe := range feats {
+		if lerobot.IsDefaultFeature(fe.Key) {
+			continue
+		}
+		f, err := parseInfoFeature(fe.Key, fe.Value)
+		if err != nil {
+			return fmt.Errorf("%s: features.%s: %w", p, fe.Key, err)
+		}
+		d.Info.Features = append(d.Info.Features, f)
+	}
+	return nil
+}
+
+// parseInfoFeature reads one entry of info.json "features", the reading
+// side of infoFeatureJSON.
+func parseInfoFeature(name string, v any) (Feature, error) {
+	f := Feature{Name: name}
+	o, ok := v.(JSONObject)
+	if !ok {
+		return f, errors.New("want an object")
+	}
+	dt, _ := o.Get("dtype")
+	dts, ok := dt.(string)
+	if !ok {
+		return f, errors.New("dtype: want a string")
+	}
+	f.Dtype = lerobot.Dtype(dts)
+	sh, _ := o.Get("shape")
+	list, ok := sh.([]any)
+	if !ok {
+		return f, errors.New("shape: want a list")
+	}
+	for _, x := range list {
+		n, ok := x.(int64)
+		if !ok {
+			return f, errors.New("shape: want integers")
+		}
+		f.Shape = append(f.Shape, int(n))
+	}
+	nv, _ := o.Get("names")
+	if nv != nil {
+		nl, ok := nv.([]any)
+		if !ok {
+			return f, errors.New("names: want a list of strings or null")
+		}
+		f.Names = []string{}
+		for _, x := range nl {
+			str, ok := x.(string)
+			if !ok {
+				return f, errors.New("names: want strings")
+			}
+			f.Names = append(f.Names, str)
+		}
+	}
+	if f.Dtype == lerobot.Video {
+		info, _ := o.Get("info")
+		if f.Info, ok = info.(JSONObject); !ok {
+			return f, errors.New("info: want an object")
+		}
+	}
+	return f, nil
+}
+
+// Tasks reads meta/tasks.parquet: task i is row i.
+func (d *Dataset) Tasks(ctx context.Context) ([]string, error) {
+	t, err := readTable(ctx, d.Path(layout.TasksPath))
+	if err != nil {
+		return nil, err
+	}
+	defer t.release()
+	idx, err := t.int64s(layout.TasksColIndex)
+	if err != nil {
+		return nil, err
+	}
+	name := layout.TasksColTask
+	if !t.has(name) {
+		name = layout.TasksColTaskUnnamed
+	}
+	str, err := t.strings(name)
+	if err != nil {
+		return nil, err
+	}
+	tasks := make([]string, 0, t.rows)
+	for i := 0; i < t.rows; i++ {
+		if idx.Value(i) != int64(i) {
+			return nil, fmt.Errorf("%s row %d: %s %d, want %d", t.path, i, layout.TasksColIndex, idx.Value(i), i)
+		}
+		tasks = append(tasks, str.Value(i))
+	}
+	return tasks, nil
+}
+
+var episodesFileRe = regexp.MustCompile(`^chunk-\d{3,}/file-\d{3,}\.parquet$`)
+
+// Episodes reads every meta/episodes file in path order. Episodes must be
+// numbered from 0 and their rows follow one another.
+func (d *Dataset) Episodes(ctx context.Context) ([]Episode, error) {
+	root := d.Path(layout.EpisodesDir)
+	var files []string
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if e.Type().IsRegular() && episodesFileRe.MatchString(filepath.ToSlash(rel)) {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(files)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no %s files", d.Dir, layout.EpisodesDir)
+	}
+	var eps []Episode
+	var frames int64
+	for _, p := range files {
+		t, err := readTable(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		eps, frames, err = d.episodeRows(t, eps, frames)
+		t.release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return eps, nil
+}
+
+// episodeRows appends the rows of one episodes file to eps.
+func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64) ([]Episode, int64, error) {
+	intCols := []string{layout.ColEpisodeIndex, layout.ColLength, layout.ColDataChunkIndex, layout.ColDataFileIndex, layout.ColDatasetFromIndex, layout.ColDatasetToIndex}
+	videos := d.Info.VideoFeatures()
+	for _, f := range videos {
+		intCols = append(intCols, layout.VideoColumn(f.Name, layout.VideoChunkIndex), layout.VideoColumn(f.Name, layout.VideoFileIndex))
+	}
+	ints := map[string]*array.Int64{}
+	for _, c := range intCols {
+		a, err := t.int64s(c)
+		if err != nil {
+			return nil, 0, err
+		}
+		ints[c] = a
+	}
+	ceres := layout.CeresColumns(d.Merged)
+	ceresCols := make([]arrayColumn, len(ceres))
+	for i, c := range ceres {
+		a, err := t.column(c.Name, c.Dtype)
+		if err != nil {
+			return nil, 0, err
+		}
+		ceresCols[i] = a
+	}
+	tasks := t.cols[layout.ColTasks]
+	for i := 0; i < t.rows; i++ {
+		v := func(c string) int64 { return ints[c].Value(i) }
+		e := Episode{
+			Index: v(layout.ColEpisodeIndex), Length: v(layout.ColLength),
+			Data: DataLocation{
+				ChunkIndex: int(v(layout.ColDataChunkIndex)), FileIndex: int(v(layout.ColDataFileIndex)),
+				FromIndex: v(layout.ColDatasetFromIndex), ToIndex: v(layout.ColDatasetToIndex),
+			},
+			Videos: map[string]VideoSegment{},
+		}
+		where := fmt.Sprintf("%s row %d", t.path, i)
+		if e.Index != int64(len(eps)) {
+			return nil, 0, fmt.Errorf("%s: %s %d, want %d", where, layout.ColEpisodeIndex, e.Index, len(eps))
+		}
+		if e.Length <= 0 || e.Data.ToIndex-e.Data.FromIndex != e.Length || e.Data.FromIndex != frames {
+			return nil, 0, fmt.Errorf("%s: rows [%d, %d) and length %d do not follow the previous episodes' %d rows", where, e.Data.FromIndex, e.Data.ToIndex, e.Length, frames)
+		}
+		var err error
+		if e.Tasks, err = stringList(tasks, i); err != nil {
+			return nil, 0, fmt.Errorf("%s: %s: %w", where, layout.ColTasks, err)
+		}
+		for _, f := range videos {
+			col := func(field string) string { return layout.VideoColumn(f.Name, field) }
+			from, err1 := t.float64s(col(layout.VideoFromTimestamp))
+			to, err2 := t.float64s(col(layout.VideoToTimestamp))
+			if err := errors.Join(err1, err2); err != nil {
+				return nil, 0, err
+			}
+			seg := VideoSegment{
+				ChunkIndex: int(v(col(layout.VideoChunkIndex))), FileIndex: int(v(col(layout.VideoFileIndex))),
+				FromTimestamp: from.Value(i), ToTimestamp: to.Value(i),
+			}
+			if seg.Stats, err = readStats(t, f.Name, i); err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", where, err)
+			}
+			e.Videos[f.Name] = seg
+		}
+		for j, c := range ceres {
+			if !c.Set(&e.Ceres, ceresCols[j].value(i)) {
+				return nil, 0, fmt.Errorf("%s: %s is null", where, c.Name)
+			}
+		}
+		frames += e.Length
+		eps = append(eps, e)
+	}
+	return eps, frames, nil
+}
+
+// readStats reads feature name's per-episode statistics of row i.
+func readStats(t *table, name string, i int) (Stats, error) {
+	var st Stats
+	var errs []error
+	get := func(stat string) []float64 {
+		col := layout.StatsColumn(name, stat)
+		a, ok := t.cols[col]
+		if !ok {
+			errs = append(errs, fmt.Errorf("no column %s", col))
+			return nil
+		}
+		v, err := numbers(a, i)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", col, err))
+		}
+		return v
+	}
+	st.Min, st.Max, st.Mean, st.Std = get("min"), get("max"), get("mean"), get("std")
+	for j, q := range QuantileNames {
+		st.Quantiles[j] = get(q)
+	}
+	count := get("count")
+	if err := errors.Join(errs...); err != nil {
+		return st, err
+	}
+	if len(count) != 1 {
+		return st, fmt.Errorf("%s: want one value, found %d", layout.StatsColumn(name, "count"), len(count))
+	}
+	st.Count = int64(count[0])
+	return st, nil
+}

@@ -1,0 +1,126 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+)
+
+// TestOpenReadsWhatTheBuilderWrote is the reader's round trip: info,
+// tasks, every episode with its places, statistics and ceres/* columns,
+// the rows, and the CERES files come back as the Builder was given them.
+func TestOpenReadsWhatTheBuilderWrote(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b := buildFixture(t, dir, fixtureOptions)
+	ds, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Merged || ds.Info.FPS != fixtureOptions.FPS || ds.Info.RobotType != fixtureOptions.RobotType {
+		t.Fatalf("info %+v merged %v", ds.Info, ds.Merged)
+	}
+	if len(ds.Info.Features) != len(fixtureFeatures) {
+		t.Fatalf("%d features, want %d", len(ds.Info.Features), len(fixtureFeatures))
+	}
+	for i, f := range ds.Info.Features {
+		if want := fixtureFeatures[i]; f.Name != want.Name || f.Dtype != want.Dtype || !reflect.DeepEqual(f.Shape, want.Shape) {
+			t.Errorf("feature %d: %+v, want %+v", i, f, want)
+		}
+	}
+	tasks, err := ds.Tasks(context.Background())
+	if err != nil || !reflect.DeepEqual(tasks, b.Tasks()) {
+		t.Fatalf("tasks %q %v, want %q", tasks, err, b.Tasks())
+	}
+	eps, err := ds.Episodes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eps) != len(b.episodes) {
+		t.Fatalf("%d episodes, want %d", len(eps), len(b.episodes))
+	}
+	rows := ds.NewRowReader(nil)
+	defer rows.Close()
+	for i, e := range eps {
+		w := b.episodes[i]
+		if e.Index != w.index || e.Length != w.length || e.Data != w.data || !reflect.DeepEqual(e.Tasks, w.tasks) {
+			t.Errorf("episode %d: %+v, want index %d length %d data %+v tasks %q", i, e, w.index, w.length, w.data, w.tasks)
+		}
+		if !reflect.DeepEqual(e.Ceres, w.ceres) {
+			t.Errorf("episode %d ceres %+v, want %+v", i, e.Ceres, w.ceres)
+		}
+		v := e.Videos["observation.images.front"]
+		if want := fixtureVideoStats(i); !reflect.DeepEqual(v.Stats, want) || v.ToTimestamp <= v.FromTimestamp {
+			t.Errorf("episode %d video %+v, want stats %+v", i, v, want)
+		}
+		batch := NewEpisodeBatch(ds.Info.DataFeatures(), int(e.Length))
+		if err := rows.Read(context.Background(), &e, batch); err != nil {
+			t.Fatal(err)
+		}
+		want := NewEpisodeBatch(fixtureFeatures, int(e.Length))
+		fillFixtureBatch(want, i, int(e.Length))
+		if !reflect.DeepEqual(batch, want) {
+			t.Errorf("episode %d rows differ from what was written", i)
+		}
+	}
+	specs, err := ds.Specs()
+	if err != nil || len(specs) != 1 {
+		t.Fatalf("specs %v %v", specs, err)
+	}
+	sum, report, err := ds.ReportSHA256()
+	if err != nil || len(sum) != 64 || len(report) == 0 {
+		t.Fatalf("report %q %v", sum, err)
+	}
+	if c, err := ds.Campaign(); c != nil || err != nil {
+		t.Errorf("campaign of a shard without one: %v %v", c, err)
+	}
+	files, err := ds.CeresFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if _, ok := layout.LookupCeresFile(f); !ok {
+			t.Errorf("the builder wrote %s, which the layout does not name", f)
+		}
+	}
+}
+
+func TestOpenRefuses(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	foreign := filepath.Join(root, "foreign")
+	if err := os.MkdirAll(filepath.Join(foreign, filepath.Dir(filepath.FromSlash(layout.InfoPath))), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(foreign, filepath.FromSlash(layout.InfoPath)), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{foreign, root} {
+		if _, err := Open(dir); !errors.Is(err, ErrNotDataset) {
+			t.Errorf("Open(%s): %v, want ErrNotDataset", dir, err)
+		}
+	}
+}
+
+// TestBuilderRefusesUnknownCeresFile: a file the layout does not name
+// cannot be written, so every CERES file is one the readers know.
+func TestBuilderRefusesUnknownCeresFile(t *testing.T) {
+	t.Parallel()
+	b, err := NewBuilder(t.TempDir(), fixtureFeatures, fixtureOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{layout.CeresDir + "/notes.json", layout.SpecsDir, layout.ExportReportPath + "/../x.json", "meta/extra.json"} {
+		if err := b.WriteCeresFile(rel, []byte("{}")); err == nil {
+			t.Errorf("WriteCeresFile(%q) succeeded", rel)
+		}
+	}
+	if err := b.WriteCeresJSON(layout.ExtensionsPath, map[string]int{"a": 1}); err != nil {
+		t.Errorf("WriteCeresJSON(%s): %v", layout.ExtensionsPath, err)
+	}
+}

@@ -1,0 +1,96 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+)
+
+// RowReader reads episodes' rows back from a dataset's data files into an
+// EpisodeBatch (one ColumnData per data feature, Info.DataFeatures order).
+// It holds the data file of the episode read last, so that reading the
+// episodes in order opens each file once. Close releases it.
+type RowReader struct {
+	d          *Dataset
+	features   []Feature
+	tbl        *table
+	key        DataLocation // ChunkIndex and FileIndex of tbl
+	firstIndex int64
+}
+
+// NewRowReader returns a reader of the dataset's rows of features, data
+// features in the order of the batches it fills (nil: Info.DataFeatures()).
+func (d *Dataset) NewRowReader(features []Feature) *RowReader {
+	if features == nil {
+		features = d.Info.DataFeatures()
+	}
+	return &RowReader{d: d, features: features}
+}
+
+// Read fills batch with episode e's rows, checking that the rows it finds
+// are that episode's (episode_index and index at both ends).
+func (r *RowReader) Read(ctx context.Context, e *Episode, batch *EpisodeBatch) error {
+	if key := (DataLocation{ChunkIndex: e.Data.ChunkIndex, FileIndex: e.Data.FileIndex}); r.tbl == nil || key != r.key {
+		r.Close()
+		t, err := readTable(ctx, r.d.Path(layout.DataPath(e.Data.ChunkIndex, e.Data.FileIndex)))
+		if err != nil {
+			return err
+		}
+		r.tbl, r.key = t, key
+		idx, err := t.int64s("index")
+		if err != nil {
+			return err
+		}
+		if t.rows == 0 {
+			return fmt.Errorf("%s: no rows", t.path)
+		}
+		r.firstIndex = idx.Value(0)
+	}
+	t := r.tbl
+	lo := int(e.Data.FromIndex - r.firstIndex)
+	hi := lo + int(e.Length)
+	if err := checkEpisodeRows(t, e, lo, hi); err != nil {
+		return err
+	}
+	batch.Len = int(e.Length)
+	for ci, f := range r.features {
+		col, ok := t.cols[f.Name]
+		if !ok {
+			return fmt.Errorf("%s: no column %s", t.path, f.Name)
+		}
+		if err := fillColumn(f, col, lo, hi, &batch.Columns[ci]); err != nil {
+			return fmt.Errorf("%s episode %d: %w", t.path, e.Index, err)
+		}
+	}
+	return nil
+}
+
+// Close releases the data file held; the reader may be used again.
+func (r *RowReader) Close() {
+	if r.tbl != nil {
+		r.tbl.release()
+		r.tbl = nil
+	}
+}
+
+// checkEpisodeRows checks that rows [lo, hi) of a data file are episode e.
+func checkEpisodeRows(t *table, e *Episode, lo, hi int) error {
+	if lo < 0 || hi > t.rows {
+		return fmt.Errorf("%s: episode %d rows [%d, %d) are not in the file's %d rows", t.path, e.Index, e.Data.FromIndex, e.Data.ToIndex, t.rows)
+	}
+	idx, err := t.int64s("index")
+	if err != nil {
+		return err
+	}
+	ep, err := t.int64s("episode_index")
+	if err != nil {
+		return err
+	}
+	for _, row := range []int{lo, hi - 1} {
+		if ep.Value(row) != e.Index || idx.Value(row) != e.Data.FromIndex+int64(row-lo) {
+			return fmt.Errorf("%s row %d: episode_index %d index %d, want episode %d index %d", t.path, row, ep.Value(row), idx.Value(row), e.Index, e.Data.FromIndex+int64(row-lo))
+		}
+	}
+	return nil
+}
