@@ -10,13 +10,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // SchemaVersion is the only manifest schema_version there is.
@@ -99,7 +99,7 @@ var (
 // Load reads and parses the manifest at path: JSON Lines when its name ends
 // in .jsonl or .ndjson, JSON otherwise.
 func Load(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
+	data, err := input.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
 	}

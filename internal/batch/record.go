@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 )
@@ -118,7 +119,7 @@ func ReadRecords(out, taskID string) ([]Record, error) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(p)
+		b, err := input.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("attempt record %s: %w", p, err)
 		}

@@ -201,10 +201,13 @@ func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 	if s.isMerged() {
 		root := s.path(layout.SourcesDir)
 		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
+			if err != nil || d.IsDir() {
 				return err
 			}
-			data, err := os.ReadFile(p)
+			if err := input.CheckEntry(p); err != nil {
+				return fmt.Errorf("source %w", err)
+			}
+			data, err := input.ReadFile(p)
 			if err != nil {
 				return fmt.Errorf("source %w", err)
 			}
