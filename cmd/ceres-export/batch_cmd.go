@@ -136,6 +136,12 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	if share != nil && opts.Merge != "" {
 		return withCode(exitUsage, errors.New("--merge in an array share: merge once every share is done (batch slurm --merge writes that job)"))
 	}
+	// Every output is checked before anything runs.
+	if opts.Merge != "" {
+		if err := batch.CheckMergeDestination(opts.Merge, opts.Output, batch.ReadPaths(m.Tasks, []string{opts.Manifest})); err != nil {
+			return withCode(exitUsage, err)
+		}
+	}
 	if share != nil {
 		if tasks, err = batch.Share(tasks, share.Index, share.Count); err != nil {
 			return withCode(exitUsage, err)
@@ -425,6 +431,11 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 		return withCode(exitUsage, err)
 	}
 	so.Jobs, so.CPUsPerTask, so.Partition, so.Time = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time
+	if so.Merge != "" {
+		if err := batch.CheckMergeDestination(so.Merge, so.Out, batch.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
+			return withCode(exitUsage, err)
+		}
+	}
 	// The scripts first: a value they cannot carry is refused before
 	// anything is written.
 	arrayScript, err := batch.SlurmArrayScript(m.CampaignID, len(tasks), so)
