@@ -28,7 +28,8 @@ EXIT STATUS
      the manifest expects it to)
   1  a task failed or missed its expectation (the summary says which)
   2  usage error, a manifest that does not parse, an empty selection
-  4  the batch was cancelled, or OUT cannot be written
+  4  the batch was cancelled, OUT cannot be written, or another batch is
+     running some of its tasks right now (run again when it is done)
 `
 
 // BatchOptions are the flags of `ceres-export batch`.
@@ -204,6 +205,18 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		_ = writePage(nil)
 		return withCode(exitFailed, runErr)
 	}
+	// Tasks another batch runs right now did not fail: this run could not
+	// do them (exit 4, as a busy destination), and a later one will.
+	var busy []string
+	for _, r := range sum.Results {
+		if r.Busy {
+			busy = append(busy, r.Task.ID)
+		}
+	}
+	if len(busy) > 0 {
+		_ = writePage(nil)
+		return fmt.Errorf("%w: %d of %d tasks are being run by another batch (%s); run again when it is done", output.ErrDestinationBusy, len(busy), len(sum.Results), cutList(busy, 3))
+	}
 	if len(missed) > 0 {
 		if opts.Merge != "" {
 			fmt.Fprintf(s.Out, "not merged: %d tasks missed their expectation\n", len(missed))
@@ -226,6 +239,14 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		}
 	}
 	return writePage(merged)
+}
+
+// cutList joins the first n of items, saying how many more there are.
+func cutList(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
 }
 
 // describeResult is one task's line of progress.
@@ -301,15 +322,29 @@ func newBatchStatusCmd(s streams) *cobra.Command {
 attempt's state, episodes and frames.
 
 EXIT STATUS
-  0 shown; 2 OUT holds no attempt records.`,
+  0 shown; 1 shown, but some records are damaged (each is named, the
+  tasks are listed from their other records); 2 OUT holds no attempt
+  records.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := batch.Status(args[0])
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
+			damaged := func() error {
+				if len(st.Damaged) == 0 {
+					return nil
+				}
+				for _, d := range st.Damaged {
+					fmt.Fprintf(s.Err, "ceres-export: damaged %s\n", d.Error)
+				}
+				return &silentError{code: exitFindings}
+			}
 			if asJSON {
-				return writeVerifyJSON(s, st)
+				if err := writeVerifyJSON(s, st); err != nil {
+					return err
+				}
+				return damaged()
 			}
 			w := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "TASK\tATTEMPTS\tSTATE\tEXIT\tEPISODES\tFRAMES\tSECONDS\tERROR")
@@ -328,7 +363,7 @@ EXIT STATUS
 				states = append(states, fmt.Sprintf("%d %s", st.States[k], k))
 			}
 			fmt.Fprintf(s.Out, "%d tasks: %s\n", len(st.Tasks), strings.Join(states, ", "))
-			return nil
+			return damaged()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print machine-readable JSON")

@@ -359,6 +359,9 @@ func (d decoder) record(p string, o map[string]json.RawMessage, campaign string)
 	if strings.TrimSpace(session) == "" {
 		return Task{}, d.errorf(member(p, "session"), "want a session directory, got an empty string")
 	}
+	if i := strings.IndexByte(session, 0); i >= 0 {
+		return Task{}, d.errorf(member(p, "session"), "holds a NUL byte at offset %d; no path does", i)
+	}
 	src := p
 	if d.line > 0 {
 		src = fmt.Sprintf("line %d", d.line)

@@ -461,3 +461,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Issue 23, class 7: what batch would fail on later is a manifest error
+// now, at its JSON path, for batch plan as for batch: encoder settings out
+// of the encoder's range and a session path with a NUL byte.
+func TestManifestRefusesSettingsUpFront(t *testing.T) {
+	for _, c := range []struct{ export, session, say string }{
+		{`{"fps": 4611686018427387904}`, "s", "cases[0].export.fps: fps 4611686018427387904: want at most 1000"},
+		{`{"crf": 1000}`, "s", "cases[0].export.crf: crf 1000: want 0 to 63 for libsvtav1"},
+		{`{"g": 2147483648}`, "s", "cases[0].export.g: g 2147483648: want 1 to 100000"},
+		{`{"preset": "nope"}`, "s", `cases[0].export.preset: preset "nope": want 0 (slowest) to 13`},
+		{`{"video_size": "100000x100000"}`, "s", "cases[0].export.video_size"},
+		{`{}`, `s\u0000x`, "cases[0].session: holds a NUL byte at offset 1"},
+	} {
+		doc := `{"schema_version": 1, "campaign_id": "c", "settings": {"a": {}},
+		 "cases": [{"case_id": "x", "setting_id": "a", "run_id": "1", "session": "` + c.session + `", "export": ` + c.export + `}]}`
+		_, err := Parse("campaign.json", []byte(doc), false)
+		if err == nil || !strings.Contains(err.Error(), c.say) {
+			t.Errorf("export %s session %q: %v, want %q", c.export, c.session, err, c.say)
+		}
+	}
+}

@@ -19,7 +19,7 @@ import (
 func Campaign(campaignID string, tasks []Task, out string, merged []MergedDataset) (*report.Campaign, error) {
 	c := &report.Campaign{ID: campaignID}
 	for _, t := range tasks {
-		recs, err := ReadRecords(out, t.ID)
+		recs, damaged, err := readTaskRecords(out, t.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -36,6 +36,10 @@ func Campaign(campaignID string, tasks []Task, out string, merged []MergedDatase
 			if r.State == StateSucceeded {
 				row.Episodes, row.Frames = r.Episodes, r.Frames
 			}
+		}
+		// A damaged record is said on its task's row; the page goes on.
+		for _, d := range damaged {
+			row.Error = d.Error
 		}
 		page := filepath.ToSlash(filepath.Join(t.ID, layout.SessionPagePath))
 		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(page))); err == nil {

@@ -84,6 +84,8 @@ type TaskResult struct {
 	// Misses are the expectations the task missed (see Check).
 	Misses  []string
 	Elapsed time.Duration
+	// Busy: another batch runs this task (or writes its shard) right now.
+	Busy bool
 }
 
 // OK reports whether the task ended as expected.
@@ -229,6 +231,7 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 	shardDir := filepath.Join(opts.Out, t.ID)
 	if err := closeAbandoned(opts.Out, t.ID, host); err != nil {
 		res.Outcome, res.Reason = OutcomeFailed, err.Error()
+		res.Busy = errors.Is(err, output.ErrDestinationBusy)
 		return finish()
 	}
 	if inErr == nil {
@@ -279,6 +282,13 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 		rec.State = StateInterrupted
 		rec.Error = err.Error()
 		res.Outcome = OutcomeInterrupted
+	case errors.Is(err, output.ErrDestinationBusy):
+		// Another batch writes this shard right now: not a failure of
+		// these inputs (a failed attempt would stand for them), so the
+		// attempt is interrupted and the next run tries again.
+		rec.State = StateInterrupted
+		rec.Error = err.Error()
+		res.Outcome, res.Busy = OutcomeInterrupted, true
 	default:
 		rec.State = StateFailed
 		rec.Error = err.Error()

@@ -34,25 +34,32 @@ func ArrayFromEnv(getenv func(string) string, index, count int) (*ArrayShare, er
 		}
 		return n, true, nil
 	}
-	if index < 0 {
-		if id, ok, err := envInt("SLURM_ARRAY_TASK_ID"); err != nil {
+	// In a SLURM array task the count comes from SLURM unless given, also
+	// with an --array-index of one's own.
+	_, inSlurm, err := envInt("SLURM_ARRAY_TASK_ID")
+	if err != nil {
+		return nil, err
+	}
+	if inSlurm && count <= 0 {
+		n, ok, err := envInt("SLURM_ARRAY_TASK_COUNT")
+		if err != nil {
 			return nil, err
-		} else if ok {
+		}
+		if !ok {
+			return nil, fmt.Errorf("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: pass --array-count")
+		}
+		count = n
+	}
+	if index < 0 {
+		if id, ok, _ := envInt("SLURM_ARRAY_TASK_ID"); ok {
 			min, _, err := envInt("SLURM_ARRAY_TASK_MIN")
 			if err != nil {
 				return nil, err
 			}
-			index = id - min
-			if count <= 0 {
-				n, ok, err := envInt("SLURM_ARRAY_TASK_COUNT")
-				if err != nil {
-					return nil, err
-				}
-				if !ok {
-					return nil, fmt.Errorf("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: pass --array-count")
-				}
-				count = n
+			if id < min {
+				return nil, fmt.Errorf("SLURM_ARRAY_TASK_ID=%d is below SLURM_ARRAY_TASK_MIN=%d: not a task of this array", id, min)
 			}
+			index = id - min
 		} else if id, ok, err := envInt("JOB_COMPLETION_INDEX"); err != nil {
 			return nil, err
 		} else if ok {
@@ -185,12 +192,7 @@ func sbatchQuote(v string) string {
 func slurmFilename(p string) string { return strings.ReplaceAll(p, "%", "%%") }
 
 // quoteCut quotes a value for a message, cutting a long one.
-func quoteCut(v string) string {
-	if len(v) > 200 {
-		return strconv.Quote(v[:200]) + fmt.Sprintf("... (%d bytes)", len(v))
-	}
-	return strconv.Quote(v)
-}
+func quoteCut(v string) string { return strconv.Quote(cutLong(v)) }
 
 // MergeGroups returns, per setting in first-appearance order, the shards a
 // campaign merge joins: the tasks expected to succeed. The merge job runs
