@@ -9,7 +9,7 @@ APT_PKGS  := pkg-config ffmpeg time libavcodec-dev libavformat-dev libavutil-dev
              libswscale-dev libswresample-dev libavfilter-dev libavdevice-dev
 PKGCONFIG := libavcodec libavformat libavutil libswscale libswresample libavfilter libavdevice
 
-.PHONY: all deps build test demo bench bench-goals conformance fuzz vet clean
+.PHONY: all deps build check test demo bench bench-goals conformance fuzz vet clean
 
 all: build
 
@@ -45,6 +45,17 @@ vet: deps
 
 test: deps vet
 	CERES_NPM_DIR=$(abspath $(CACHE)/npm) $(GO) test -count=1 -timeout 40m ./...
+
+# check: the fast lane, for every edit: gofmt, and vet and -short tests of
+# the pure packages, those that neither they nor their tests reach FFmpeg
+# through (go-astiav), built with CGO_ENABLED=0, so that it needs no FFmpeg,
+# browser or cluster (internal/testenv skips what needs one in -short
+# mode). make test stays the whole suite, and what CI runs.
+PURE_PKGS = $(shell for p in $$($(GO) list ./...); do $(GO) list -deps -test $$p | grep -q '^github.com/asticode/go-astiav$$' || echo $$p; done)
+check:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	CGO_ENABLED=0 $(GO) vet $(PURE_PKGS)
+	CGO_ENABLED=0 $(GO) test -short -count=1 $(PURE_PKGS)
 
 # demo: the main job on the embedded default (the contract's example
 # specification): synthesise a session with two cameras, export it to a

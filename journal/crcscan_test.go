@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
 
 // naiveFindValid is the definition FindValid implements: check every offset
@@ -24,6 +26,7 @@ func naiveFindValid(data []byte, from int64) (int64, bool) {
 // TestRangeCRC checks the CRC identity crcScanner relies on against
 // hash/crc32 for many ranges.
 func TestRangeCRC(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	data := make([]byte, 5000)
 	for i := range data {
@@ -52,6 +55,7 @@ func TestRangeCRC(t *testing.T) {
 // random bytes with planted frames, including frames planted inside other
 // frames' claimed lengths and small plausible lengths everywhere.
 func TestFindValidMatchesNaive(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for iter := range 300 {
 		data := make([]byte, 50+rng.IntN(3000))
@@ -86,9 +90,8 @@ func TestFindValidMatchesNaive(t *testing.T) {
 // every fourth offset reads as a plausible small length: a direct CRC per
 // candidate would take minutes.
 func TestFindValidCostIndependentOfLengths(t *testing.T) {
-	if testing.Short() {
-		t.Skip("8 MiB scan")
-	}
+	t.Parallel()
+	testenv.Short(t, "an 8 MiB scan")
 	data := make([]byte, 8<<20)
 	for i := 0; i+4 <= len(data); i += 4 {
 		binary.LittleEndian.PutUint32(data[i:], uint32(i/4)%60000+1)
@@ -104,6 +107,7 @@ func TestFindValidCostIndependentOfLengths(t *testing.T) {
 
 // TestIsTornTail checks the acceptable-end predicate on a bare FrameReader.
 func TestIsTornTail(t *testing.T) {
+	t.Parallel()
 	ok := frame(TypeEvent, []byte(`{"t":1,"kind":"run_start"}`))
 	for _, c := range []struct {
 		name string

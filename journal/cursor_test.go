@@ -6,6 +6,7 @@ import (
 )
 
 func TestGroupEnd(t *testing.T) {
+	t.Parallel()
 	// refs of 1000-byte frames (payload 984) every 2000 bytes, as two
 	// interleaved streams lay them out.
 	spacedBy := func(n int, seg int32, stride int64) []batchRef {
@@ -87,6 +88,7 @@ func TestGroupEnd(t *testing.T) {
 // and read-ahead bounds, and checks each batch the cursor returns against
 // the one that holds the sample it should start with.
 func TestCursorSeekAndReadAhead(t *testing.T) {
+	t.Parallel()
 	const batches, per = 300, 4
 	steps := []step{func(w *Writer) error { return w.WriteSession(testSession()) }}
 	for k := range batches {

@@ -24,6 +24,7 @@ func frameIndex(offs []int64, off int64) int {
 // that Open never panics, reads exactly the frames before the cut and
 // reports the torn tail at the start of the cut frame.
 func TestTruncation(t *testing.T) {
+	t.Parallel()
 	src := writeSession(t, WriterOptions{}, standardSteps(t))
 	full := readSegment(t, src, 1)
 	offs := frameOffsets(t, full)
@@ -97,6 +98,7 @@ func TestTruncation(t *testing.T) {
 //     that frame's offset reaching the end of the file, and the journal
 //     unterminated because that frame is END.
 func TestBitFlips(t *testing.T) {
+	t.Parallel()
 	src := writeSession(t, WriterOptions{SegmentSize: 700}, standardSteps(t))
 	var segs [][]byte
 	for seq := uint32(1); ; seq++ {
@@ -210,6 +212,7 @@ func newLimitedWriter(t testing.TB, dir string, limit int64, opts WriterOptions,
 // what reached the disk reads as the records before the failure plus a torn
 // tail.
 func TestWriterFailsAfterN(t *testing.T) {
+	t.Parallel()
 	ref := readSegment(t, writeSession(t, WriterOptions{}, standardSteps(t)), 1)
 	offs := frameOffsets(t, ref)
 	steps := standardSteps(t)
@@ -272,6 +275,7 @@ func TestWriterFailsAfterN(t *testing.T) {
 // TestWriterSyncs checks fsync at attempt boundaries and END, and by the
 // clock otherwise.
 func TestWriterSyncs(t *testing.T) {
+	t.Parallel()
 	syncs := 0
 	now := fixedNow()
 	w, err := newLimitedWriter(t, t.TempDir(), 1<<30, WriterOptions{now: func() time.Time { return now }}, &syncs)

@@ -14,6 +14,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // TestReportGolden compares the JSON Report of a few journals with golden
 // files (refresh with go test ./journal -run ReportGolden -update).
 func TestReportGolden(t *testing.T) {
+	t.Parallel()
 	okEv := evFrame(t, `{"t":1,"kind":"run_start"}`)
 	cases := []struct {
 		name string

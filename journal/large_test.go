@@ -15,6 +15,7 @@ import (
 // range and the tear are where they were made, every other batch is read,
 // and the segment's SHA-256 is that of the whole file.
 func TestLargeSegmentDamage(t *testing.T) {
+	t.Parallel()
 	var steps []step
 	steps = append(steps, func(w *Writer) error { return w.WriteSession(testSession()) })
 	const batches, per = 200, 500 // 200 raw batches of 12 KB: 2.4 MB, ten read chunks

@@ -72,6 +72,7 @@ func one(b func(t testing.TB) []byte) func(t testing.TB) [][]byte {
 
 // TestFormatRules checks every rule of the format on hand-built bytes.
 func TestFormatRules(t *testing.T) {
+	t.Parallel()
 	plen := int64(len(prefix(t)))
 	okEv := `{"t":1,"kind":"run_start"}`
 	okEvLen := int64(len(evFrame(t, okEv)))
@@ -453,6 +454,7 @@ func media(path string) func(t testing.TB) [][]byte {
 
 // TestSegmentGap checks that a missing segment number is an error.
 func TestSegmentGap(t *testing.T) {
+	t.Parallel()
 	dir := writeSegments(t, prefix(t), segHeader(2), segHeader(3))
 	if err := os.Remove(filepath.Join(dir, "journal", "000002.cjl")); err != nil {
 		t.Fatal(err)
@@ -469,6 +471,7 @@ func TestSegmentGap(t *testing.T) {
 // TestMediaSymlink checks that a MEDIA file reached through a link out of the
 // session directory is an error, and one inside it is fine.
 func TestMediaSymlink(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		target  func(dir string) string

@@ -10,6 +10,7 @@ import (
 // wrote (testdata/tiny-session, not this package's writer) and checks exactly
 // what testdata/tiny-session/README.md lists.
 func TestTinySession(t *testing.T) {
+	t.Parallel()
 	j, err := open(t, "testdata/tiny-session", Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +106,7 @@ func TestTinySession(t *testing.T) {
 
 // TestDocExample decodes the SAMPLES payload of the package doc's example.
 func TestDocExample(t *testing.T) {
+	t.Parallel()
 	payload := []byte{
 		0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
 		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xe1, 0xf5, 0x05, 0x00, 0x00, 0x00, 0x00,

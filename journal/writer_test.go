@@ -12,6 +12,7 @@ import (
 // and reads it back: every record, every sample, and segments that respect
 // the size (a record larger than the size goes alone into a segment).
 func TestWriterRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, size := range []int64{0, 2000, 700, 1} {
 		t.Run(itoa64(size), func(t *testing.T) {
 			dir := writeSession(t, WriterOptions{SegmentSize: size}, standardSteps(t))
@@ -49,6 +50,7 @@ func TestWriterRoundTrip(t *testing.T) {
 
 // TestWriterDeterministic writes the same calls twice and compares bytes.
 func TestWriterDeterministic(t *testing.T) {
+	t.Parallel()
 	a := writeSession(t, WriterOptions{SegmentSize: 900}, standardSteps(t))
 	b := writeSession(t, WriterOptions{SegmentSize: 900}, standardSteps(t))
 	for seq := uint32(1); ; seq++ {
@@ -70,6 +72,7 @@ func TestWriterDeterministic(t *testing.T) {
 // TestWriterChecksAndClose checks argument errors (which leave the writer
 // usable), a restart starting a new segment, and use after Close.
 func TestWriterChecksAndClose(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	w, err := NewWriter(dir, WriterOptions{now: fixedNow})
 	if err != nil {

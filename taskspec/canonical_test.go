@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 	"github.com/gowebpki/jcs"
 )
 
@@ -39,6 +40,7 @@ func checkGolden(t *testing.T, name string, got []byte) {
 // TestFormatNumber checks ECMAScript Number-to-string on values whose
 // expected text comes from the ECMAScript rules and RFC 8785's examples.
 func TestFormatNumber(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   float64
 		want string
@@ -74,6 +76,7 @@ func TestFormatNumber(t *testing.T) {
 }
 
 func TestAppendJSONString(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{"plain", `"plain"`},
 		{"q\"b\\s/", `"q\"b\\s/"`},
@@ -91,6 +94,7 @@ func TestAppendJSONString(t *testing.T) {
 // TestCompareUTF16 checks RFC 8785's sort order, which differs from code
 // point order above U+FFFF.
 func TestCompareUTF16(t *testing.T) {
+	t.Parallel()
 	// U+1F600 is D83D DE00 in UTF-16, so it sorts before U+FFFD.
 	if compareUTF16("\U0001F600", "\uFFFD") >= 0 {
 		t.Errorf("U+1F600 does not sort before U+FFFD")
@@ -128,6 +132,7 @@ func awkwardDocuments() map[string]string {
 // TestCanonicalFixedPoint checks that canonical bytes are unchanged by the
 // jcs library's canonicaliser and by a parse round trip.
 func TestCanonicalFixedPoint(t *testing.T) {
+	t.Parallel()
 	docs := awkwardDocuments()
 	for _, name := range []string{"testdata/example.json", "testdata/tiny-session-spec.json"} {
 		data, err := os.ReadFile(name)
@@ -188,12 +193,14 @@ process.stdin.on('end', () => {
 `
 
 // runNode runs nodeScript. It skips the test only when CERES_NPM_DIR is
-// unset; with it set, a missing node or package fails the test.
+// unset (failing instead with CERES_TEST_NO_SKIP=1); with it set, a
+// missing node or package fails the test. -short (make check) skips it.
 func runNode(t *testing.T, docs, numbers []string) (canon [][]byte, hashes, numText []string, whitespace []rune) {
 	t.Helper()
+	testenv.Short(t, "node and npm canonicalize")
 	dir := os.Getenv("CERES_NPM_DIR")
 	if dir == "" {
-		t.Skip("CERES_NPM_DIR is unset; `make test` sets it to run the cross-check against npm canonicalize")
+		testenv.Missing(t, "CERES_NPM_DIR is unset; `make test` sets it to run the cross-check against npm canonicalize")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "canonicalize", "package.json")); err != nil {
 		t.Fatalf("CERES_NPM_DIR=%s but the canonicalize package is missing: %v", dir, err)
@@ -244,6 +251,7 @@ func runNode(t *testing.T, docs, numbers []string) (canon [][]byte, hashes, numT
 // formatting against an independent RFC 8785 implementation, the npm
 // package canonicalize@2.0.0 under node.
 func TestCanonicalMatchesNode(t *testing.T) {
+	t.Parallel()
 	named := awkwardDocuments()
 	for _, name := range []string{"testdata/example.json", "testdata/tiny-session-spec.json"} {
 		data, err := os.ReadFile(name)

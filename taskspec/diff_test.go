@@ -5,6 +5,7 @@ import (
 )
 
 func TestDiff(t *testing.T) {
+	t.Parallel()
 	base := doc(head+`,"runDescription":"D"`, timedTask, openTask, pauseTask)
 	cases := []struct {
 		name string
@@ -75,6 +76,7 @@ func TestDiff(t *testing.T) {
 }
 
 func TestDiffNil(t *testing.T) {
+	t.Parallel()
 	s, err := Parse([]byte(doc(head, pauseTask)))
 	if err != nil {
 		t.Fatal(err)

@@ -53,6 +53,7 @@ type ruleCase struct {
 }
 
 func TestParseRules(t *testing.T) {
+	t.Parallel()
 	valid := doc(head, timedTask, openTask, pauseTask)
 	cases := []ruleCase{
 		{name: "valid/all task types", doc: valid, check: func(t *testing.T, s *Spec) {
@@ -427,6 +428,7 @@ func assertSpec(t *testing.T, got, want *Spec) {
 }
 
 func TestViolationString(t *testing.T) {
+	t.Parallel()
 	v := Violation{Path: "tasks[1].durationS", Message: "an open task must not have durationS"}
 	assertEqual(t, "String", v.String(), "tasks[1].durationS: an open task must not have durationS")
 	assertEqual(t, "String without path", Violation{Message: "m"}.String(), "m")
@@ -435,6 +437,7 @@ func TestViolationString(t *testing.T) {
 }
 
 func TestSyntaxErrorOffset(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		doc    string
 		offset int
@@ -463,6 +466,7 @@ func TestSyntaxErrorOffset(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		doc  string
@@ -487,6 +491,7 @@ func TestWarnings(t *testing.T) {
 }
 
 func TestTaskLookup(t *testing.T) {
+	t.Parallel()
 	s, err := Parse([]byte(doc(head, timedTask, openTask, pauseTask)))
 	if err != nil {
 		t.Fatal(err)
@@ -507,6 +512,7 @@ func TestTaskLookup(t *testing.T) {
 // contract's example, the canonical bytes in a golden file (checked against
 // the npm canonicalize package by TestCanonicalMatchesNode).
 func TestVectors(t *testing.T) {
+	t.Parallel()
 	t.Run("tiny-session", func(t *testing.T) {
 		s := parseFile(t, "testdata/tiny-session-spec.json")
 		// Recorded by the independent writer of journal/testdata/tiny-session.

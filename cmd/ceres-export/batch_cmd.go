@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,21 +15,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ceres-robotics/ceres-export/internal/batch"
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
-	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/report"
 )
 
-const batchExitStatus = `
-EXIT STATUS
-  0  every task ended as expected (exported, up to date, or failed where
-     the manifest expects it to)
-  1  a task failed or missed its expectation (the summary says which)
-  2  usage error, a manifest that does not parse, an empty selection
-  4  the batch was cancelled, OUT cannot be written, or another batch is
-     running some of its tasks right now (run again when it is done)
-`
+var batchExitStatus = exitstatus.Help("every task ended as expected (exported, up to date, or failed where the manifest expects it to)",
+	exitstatus.NotSound.As("a task failed or missed its expectation (the summary says which)"),
+	exitstatus.UsageError, exitstatus.Manifest, exitstatus.DestinationRefused, exitstatus.DestinationExists, exitstatus.NoSalt,
+	exitstatus.Interrupted, exitstatus.WriteFailed.As("OUT cannot be written"),
+	exitstatus.Busy.As("another batch is running some of its tasks right now (run again when it is done)"))
 
 // BatchOptions are the flags of `ceres-export batch`.
 type BatchOptions struct {
@@ -82,8 +77,7 @@ batches; docs/campaigns.md) into OUT/<task id>/. Each execution of a task is
 an attempt with a record under OUT/.attempts/<task id>/; a task whose shard
 was made from the same inputs and options and passes a quick verify is
 skipped, so a killed batch resumes where it stopped. One task failing does
-not stop the others.
-` + batchExitStatus,
+not stop the others.` + batchExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Manifest = args[0]
@@ -100,11 +94,11 @@ not stop the others.
 func loadTasks(manifest string, sel batch.Selection) (*batch.Manifest, []batch.Task, error) {
 	m, err := batch.Load(manifest)
 	if err != nil {
-		return nil, nil, withCode(exitUsage, err)
+		return nil, nil, withCode(exitstatus.Manifest, err)
 	}
 	tasks, err := batch.Select(m.Tasks, sel)
 	if err != nil {
-		return nil, nil, withCode(exitUsage, err)
+		return nil, nil, withCode(exitstatus.Manifest, err)
 	}
 	return m, tasks, nil
 }
@@ -123,7 +117,7 @@ type batchResult struct {
 
 func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	if opts.Jobs < 1 {
-		return withCode(exitUsage, fmt.Errorf("--jobs %d: want at least 1", opts.Jobs))
+		return withCode(exitstatus.UsageError, fmt.Errorf("--jobs %d: want at least 1", opts.Jobs))
 	}
 	m, tasks, err := loadTasks(opts.Manifest, opts.Selection)
 	if err != nil {
@@ -131,21 +125,21 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	}
 	share, err := batch.ArrayFromEnv(os.Getenv, opts.ArrayIndex, opts.ArrayCount)
 	if err != nil {
-		return withCode(exitUsage, err)
+		return withCode(exitstatus.UsageError, err)
 	}
 	selected := len(tasks)
 	if share != nil && opts.Merge != "" {
-		return withCode(exitUsage, errors.New("--merge in an array share: merge once every share is done (batch slurm --merge writes that job)"))
+		return withCode(exitstatus.UsageError, errors.New("--merge in an array share: merge once every share is done (batch slurm --merge writes that job)"))
 	}
 	// Every output is checked before anything runs.
 	if opts.Merge != "" {
 		if err := batch.CheckMergeDestination(opts.Merge, opts.Output, batch.ReadPaths(m.Tasks, []string{opts.Manifest})); err != nil {
-			return withCode(exitUsage, err)
+			return withCode(exitstatus.UsageError, err)
 		}
 	}
 	if share != nil {
 		if tasks, err = batch.Share(tasks, share.Index, share.Count); err != nil {
-			return withCode(exitUsage, err)
+			return withCode(exitstatus.UsageError, err)
 		}
 		fmt.Fprintf(s.Err, "campaign %s: array share %d of %d: %d of %d selected tasks\n", m.CampaignID, share.Index, share.Count, len(tasks), selected)
 	} else {
@@ -160,17 +154,15 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	}
 	sum, runErr := batch.Run(ctx, tasks, batch.Options{
 		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version, Inputs: []string{opts.Manifest}, Salt: salt,
-		ExitStatus: exitCode, Page: report.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: batch.SchedulerEnv(os.Getenv),
+		Page: report.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: batch.SchedulerEnv(os.Getenv),
 		OnDone: func(r batch.TaskResult) {
 			done++
 			fmt.Fprintf(s.Err, "[%d/%d] %s %s\n", done, len(tasks), r.Task.ID, describeResult(r))
 		},
 	})
 	if sum == nil {
-		if errors.Is(runErr, output.ErrDestinationRefused) || errors.Is(runErr, output.ErrDestinationExists) || errors.Is(runErr, privacy.ErrNoSalt) {
-			return withCode(exitUsage, runErr)
-		}
-		return withCode(exitFailed, runErr)
+		// A refused OUT or a missing salt is the table's (exitstatus.Of).
+		return withCode(exitstatus.WriteFailed, runErr)
 	}
 	if opts.JSON {
 		out := make([]batchResult, len(sum.Results))
@@ -196,14 +188,14 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	// records under OUT (other shares' too), and this run's merges.
 	writePage := func(merged []batch.MergedDataset) error {
 		if err := batch.WritePage(m.CampaignID, m.Tasks, opts.Output, merged); err != nil {
-			return withCode(exitFailed, err)
+			return withCode(exitstatus.WriteFailed, err)
 		}
 		fmt.Fprintf(s.Err, "campaign page %s\n", filepath.Join(opts.Output, layout.CampaignPagePath))
 		return nil
 	}
 	if runErr != nil {
 		_ = writePage(nil)
-		return withCode(exitFailed, runErr)
+		return withCode(exitstatus.WriteFailed, runErr)
 	}
 	// Tasks another batch runs right now did not fail: this run could not
 	// do them (exit 4, as a busy destination), and a later one will.
@@ -224,7 +216,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		if err := writePage(nil); err != nil {
 			return err
 		}
-		return &silentError{code: exitFindings}
+		return exitstatus.Printed(exitstatus.Findings)
 	}
 	var merged []batch.MergedDataset
 	if opts.Merge != "" {
@@ -284,10 +276,8 @@ func newBatchPlanCmd(s streams) *cobra.Command {
 		Use:   "plan MANIFEST [flags]",
 		Short: "Print a campaign's normalised tasks as JSON",
 		Long: `Print the selected tasks of a manifest as JSON: ids, resolved export options,
-merged extensions and expectations; with an array share, only that share's.
-
-EXIT STATUS
-  0 printed; 2 the manifest does not parse or the selection is empty.`,
+merged extensions and expectations; with an array share, only that share's.` +
+			exitstatus.Help("printed", exitstatus.UsageError, exitstatus.Manifest),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, tasks, err := loadTasks(args[0], sel)
@@ -296,11 +286,11 @@ EXIT STATUS
 			}
 			share, err := batch.ArrayFromEnv(os.Getenv, index, count)
 			if err != nil {
-				return withCode(exitUsage, err)
+				return withCode(exitstatus.UsageError, err)
 			}
 			if share != nil {
 				if tasks, err = batch.Share(tasks, share.Index, share.Count); err != nil {
-					return withCode(exitUsage, err)
+					return withCode(exitstatus.UsageError, err)
 				}
 			}
 			return writeVerifyJSON(s, map[string]any{"campaign_id": m.CampaignID, "array": share, "tasks": tasks})
@@ -319,17 +309,14 @@ func newBatchStatusCmd(s streams) *cobra.Command {
 		Use:   "status OUT [--json]",
 		Short: "Show a campaign's tasks, attempts and states from its records",
 		Long: `Show every task recorded under OUT/.attempts/: its attempts, the latest
-attempt's state, episodes and frames.
-
-EXIT STATUS
-  0 shown; 1 shown, but some records are damaged (each is named, the
-  tasks are listed from their other records); 2 OUT holds no attempt
-  records.`,
+attempt's state, episodes and frames.` +
+			exitstatus.Help("shown", exitstatus.UsageError, exitstatus.Unreadable.As("OUT holds no attempt records"),
+				exitstatus.NotSound.As("shown, but some records are damaged (each is named; the tasks are listed from their other records)")),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := batch.Status(args[0])
 			if err != nil {
-				return withCode(exitUsage, err)
+				return withCode(exitstatus.UsageError, err)
 			}
 			damaged := func() error {
 				if len(st.Damaged) == 0 {
@@ -338,7 +325,7 @@ EXIT STATUS
 				for _, d := range st.Damaged {
 					fmt.Fprintf(s.Err, "ceres-export: damaged %s\n", d.Error)
 				}
-				return &silentError{code: exitFindings}
+				return exitstatus.Printed(exitstatus.Findings)
 			}
 			if asJSON {
 				if err := writeVerifyJSON(s, st); err != nil {
@@ -405,10 +392,9 @@ func newBatchSlurmCmd(s streams) *cobra.Command {
 share i of the selected tasks, and with --merge OUT/.slurm/merge.sbatch, the
 merge job that depends on it (afterok, and --kill-on-invalid-dep=yes so that
 it is cancelled rather than left pending when an array task fails).
---submit submits both and prints their job ids.
-
-EXIT STATUS
-  0 written (and submitted); 2 usage or manifest error; 4 sbatch failed.`,
+--submit submits both and prints their job ids.` +
+			exitstatus.Help("written (and submitted)", exitstatus.UsageError, exitstatus.Manifest, exitstatus.DestinationRefused,
+				exitstatus.WriteFailed.As("writing the scripts or sbatch failed")),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Manifest = args[0]
@@ -463,87 +449,43 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 	}
 	so, err := scriptOptions(opts.Manifest, opts.Output, opts.Merge, opts.Selection, opts.ArrayCount, len(tasks))
 	if err != nil {
-		return withCode(exitUsage, err)
+		return withCode(exitstatus.UsageError, err)
 	}
 	so.Jobs, so.CPUsPerTask, so.Partition, so.Time = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time
 	if so.Merge != "" {
 		if err := batch.CheckMergeDestination(so.Merge, so.Out, batch.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
-			return withCode(exitUsage, err)
+			return withCode(exitstatus.UsageError, err)
 		}
 	}
-	// The scripts first: a value they cannot carry is refused before
-	// anything is written.
-	arrayScript, err := batch.SlurmArrayScript(m.CampaignID, len(tasks), so)
-	if err != nil {
-		return withCode(exitUsage, err)
-	}
-	var mergeScript string
-	if so.Merge != "" {
-		if mergeScript, err = batch.SlurmMergeScript(m.CampaignID, tasks, so); err != nil {
-			return withCode(exitUsage, err)
-		}
+	// A value no script can carry is refused before anything is written.
+	if err := so.CheckSlurmValues(); err != nil {
+		return withCode(exitstatus.UsageError, err)
 	}
 	// OUT becomes the campaign's output before the jobs run, so that its
 	// log directory is inside a campaign output, not a stray directory.
 	if err := batch.PrepareOut(so.Out, batch.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
-		return withCode(exitUsage, err)
+		return withCode(exitstatus.UsageError, err)
 	}
-	dir := filepath.Join(so.Out, ".slurm")
-	// sbatch does not create the directory of --output.
-	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
-		return withCode(exitFailed, err)
+	scripts, err := batch.WriteSlurmScripts(m.CampaignID, tasks, so)
+	if err != nil {
+		return withCode(exitstatus.WriteFailed, err)
 	}
-	arrayPath := filepath.Join(dir, "array.sbatch")
-	if err := os.WriteFile(arrayPath, []byte(arrayScript), 0o755); err != nil {
-		return withCode(exitFailed, err)
-	}
-	fmt.Fprintf(s.Out, "array script %s (%d tasks in %d array tasks)\n", arrayPath, len(tasks), so.ArrayCount)
-	mergePath := ""
-	if so.Merge != "" {
-		mergePath = filepath.Join(dir, "merge.sbatch")
-		if err := os.WriteFile(mergePath, []byte(mergeScript), 0o755); err != nil {
-			return withCode(exitFailed, err)
-		}
-		fmt.Fprintf(s.Out, "merge script %s\n", mergePath)
+	fmt.Fprintf(s.Out, "array script %s (%d tasks in %d array tasks)\n", scripts.Array, len(tasks), so.ArrayCount)
+	if scripts.Merge != "" {
+		fmt.Fprintf(s.Out, "merge script %s\n", scripts.Merge)
 	}
 	if !opts.Submit {
-		fmt.Fprintf(s.Out, "submit with: sbatch --parsable %s", arrayPath)
-		if mergePath != "" {
-			fmt.Fprintf(s.Out, " && sbatch --dependency=afterok:<array job id> --kill-on-invalid-dep=yes %s", mergePath)
-		}
-		fmt.Fprintln(s.Out)
+		fmt.Fprintf(s.Out, "submit with: %s\n", scripts.SubmitCommand())
 		return nil
 	}
-	arrayID, err := sbatch(ctx, "--parsable", arrayPath)
-	if err != nil {
-		return withCode(exitFailed, err)
+	jobs, err := batch.SubmitSlurm(ctx, batch.ExecRunner{}, scripts)
+	if jobs.Array != "" {
+		fmt.Fprintf(s.Out, "array job %s\n", jobs.Array)
 	}
-	fmt.Fprintf(s.Out, "array job %s\n", arrayID)
-	if mergePath != "" {
-		mergeID, err := sbatch(ctx, "--parsable", "--dependency=afterok:"+arrayID, "--kill-on-invalid-dep=yes", mergePath)
-		if err != nil {
-			return withCode(exitFailed, err)
-		}
-		fmt.Fprintf(s.Out, "merge job %s\n", mergeID)
+	if jobs.Merge != "" {
+		fmt.Fprintf(s.Out, "merge job %s\n", jobs.Merge)
 	}
-	return nil
-}
-
-// sbatch runs sbatch --parsable and returns the job id it printed
-// ("id" or "id;cluster").
-func sbatch(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "sbatch", args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("sbatch %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
-	if _, err := strconv.Atoi(id); err != nil {
-		return "", fmt.Errorf("sbatch %s: printed %q, want a job id", strings.Join(args, " "), strings.TrimSpace(string(out)))
-	}
-	return id, nil
+	return withCode(exitstatus.WriteFailed, err)
 }
 
 // --- batch kubernetes
@@ -557,10 +499,8 @@ func newBatchKubernetesCmd(s streams) *cobra.Command {
 		Short: "Print a Kubernetes Indexed Job for a campaign",
 		Long: `Print a Kubernetes Indexed Job (batch/v1, JSON, for kubectl apply -f -) whose
 completion index i exports share i of the selected tasks, as a SLURM array
-task does. Paths are as the pods see them (on --claim mounted at --mount).
-
-EXIT STATUS
-  0 printed; 2 usage or manifest error.`,
+task does. Paths are as the pods see them (on --claim mounted at --mount).` +
+			exitstatus.Help("printed", exitstatus.UsageError, exitstatus.Manifest),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, tasks, err := loadTasks(args[0], sel)
@@ -571,10 +511,10 @@ EXIT STATUS
 				count = len(tasks)
 			}
 			if count > len(tasks) {
-				return withCode(exitUsage, fmt.Errorf("--array-count %d: only %d tasks are selected", count, len(tasks)))
+				return withCode(exitstatus.UsageError, fmt.Errorf("--array-count %d: only %d tasks are selected", count, len(tasks)))
 			}
 			if claim != "" && mount == "" {
-				return withCode(exitUsage, errors.New("--claim needs --mount"))
+				return withCode(exitstatus.UsageError, errors.New("--claim needs --mount"))
 			}
 			ko := batch.KubernetesOptions{
 				ScriptOptions: batch.ScriptOptions{Binary: binary, Manifest: args[0], Out: out, Selection: sel, ArrayCount: count, Jobs: jobs, CPUsPerTask: cpus},

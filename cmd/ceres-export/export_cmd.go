@@ -12,28 +12,24 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/report"
+	"github.com/ceres-robotics/ceres-export/internal/settings"
 )
 
 // version is the exporter's version, written into every export report.
 const version = "0.1.0"
 
-const exportExitStatus = `
-EXIT STATUS
-  0  the shard was written
-  1  the session was read but cannot be exported as asked: the journal
-     breaks the format's rules, no accepted episode, a corrected
-     specification or a --profile that does not fit, or a --strict switch
-     tripped
-  2  usage error, the session cannot be read, or the destination exists
-     (use --replace)
-  3  the journal is corrupt (use --salvage to read past it)
-  4  the export failed (I/O, encoder); an existing shard is untouched
-`
+var exportExitStatus = exitstatus.Help("the shard was written",
+	exitstatus.JournalInvalid, exitstatus.NoEpisodes, exitstatus.SpecMismatch, exitstatus.ProfileMismatch, exitstatus.Strict,
+	exitstatus.UsageError, exitstatus.Unreadable.As("the session cannot be read"),
+	exitstatus.DestinationExists, exitstatus.DestinationRefused, exitstatus.NoSalt,
+	exitstatus.JournalCorrupt.As("the journal is corrupt (use --salvage to read past it)"),
+	exitstatus.Interrupted, exitstatus.Busy, exitstatus.WriteFailed.As("the export failed (I/O, encoder); an existing shard is untouched"))
 
 // ExportOptions are the flags of `ceres-export export`. The flags that shape
-// the shard are export.Settings, shared with the campaign manifest.
+// the shard are settings.Settings, shared with the campaign manifest.
 type ExportOptions struct {
 	Session  string
 	Output   string
@@ -41,7 +37,7 @@ type ExportOptions struct {
 	Quiet    bool
 	Replace  bool
 	Salt     string // --salt: never a setting, never stored
-	Settings export.Settings
+	Settings settings.Settings
 	export.Options
 }
 
@@ -56,9 +52,9 @@ func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
 }
 
-// addSettingFlags registers one flag per export.Settings field, named
-// export.FlagName of its JSON name (a test holds the two lists equal).
-func addSettingFlags(cmd *cobra.Command, s *export.Settings) {
+// addSettingFlags registers one flag per settings.Settings field, named
+// settings.FlagName of its JSON name (a test holds the two lists equal).
+func addSettingFlags(cmd *cobra.Command, s *settings.Settings) {
 	f := cmd.Flags()
 	f.IntVar(&s.FPS, "fps", 0, "dataset frame rate (default: first camera's nominal fps, else first sensor stream's rate)")
 	f.StringVar(&s.Profile, "profile", "", "feature profile (YAML or JSON): observation.state, action, dropped streams, camera keys (docs/profiles.md)")
@@ -97,13 +93,12 @@ func newExportCmdWith(s streams, runF func(context.Context, ExportOptions, strea
 attempt (retried and incomplete attempts never reach it), sensor rows on the
 frame clock, camera video cut frame-accurately, metadata, the canonical task
 specification, an export report and a session page (ceres/report.html, see
-the report command) under ceres/.
-` + exportExitStatus,
+the report command) under ceres/.` + exportExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Session = args[0]
 			if err := opts.resolve(); err != nil {
-				return withCode(exitUsage, err)
+				return withCode(exitstatus.UsageError, err)
 			}
 			return runF(cmd.Context(), opts, s)
 		},
@@ -115,7 +110,7 @@ the report command) under ceres/.
 
 // resolve turns the string flags into Options.
 func (o *ExportOptions) resolve() error {
-	opts, err := o.Settings.Resolve("")
+	opts, err := export.Resolve(o.Settings, "")
 	if err != nil {
 		return flagError(err)
 	}
@@ -134,10 +129,10 @@ func (o *ExportOptions) resolve() error {
 
 // flagError names a setting by its flag ("--video-size") on the command line.
 func flagError(err error) error {
-	var se *export.SettingError
+	var se *settings.SettingError
 	if errors.As(err, &se) {
 		c := *se
-		c.Setting = "--" + export.FlagName(se.Setting)
+		c.Setting = "--" + settings.FlagName(se.Setting)
 		return &c
 	}
 	return err

@@ -14,20 +14,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
-const journalInspectExitStatus = `
-EXIT STATUS
-  0  the journal is readable (a torn tail, a missing END and anomalous
-     attempts are reported, not errors)
-  1  a record breaks the format's rules, or the specification is rejected
-  2  usage error, or DIR cannot be read
-  3  the journal is corrupt: a bad checksum mid-segment, a missing segment,
-     a bad segment header (--salvage reads past corruption)
-`
+var journalInspectExitStatus = exitstatus.Help("the journal is readable (a torn tail, a missing END and anomalous attempts are reported, not errors)",
+	exitstatus.JournalInvalid, exitstatus.UsageError, exitstatus.Unreadable.As("DIR cannot be read"), exitstatus.JournalCorrupt,
+	exitstatus.Interrupted)
 
 func newJournalCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
@@ -68,13 +63,12 @@ func newJournalInspectCmd(s streams, runF func(context.Context, JournalInspectOp
 record, and prints the session, its streams and segments, every attempt with
 its fate (accepted as episode N, retried, incomplete, empty, anomalous), window
 and outcome, the pauses and resets, and whatever was torn, skipped, unknown or
-unterminated.
-` + journalInspectExitStatus,
+unterminated.` + journalInspectExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
 			if opts.FPS < 0 || opts.FPS > lerobot.MaxFPS {
-				return withCode(exitUsage, fmt.Errorf("--fps %d outside [1, %d]", opts.FPS, lerobot.MaxFPS))
+				return withCode(exitstatus.UsageError, fmt.Errorf("--fps %d outside [1, %d]", opts.FPS, lerobot.MaxFPS))
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts, s)
@@ -116,18 +110,18 @@ type taskSummary struct {
 // runJournalInspect is `journal inspect`.
 func runJournalInspect(ctx context.Context, opts JournalInspectOptions, s streams) error {
 	if st, err := os.Stat(opts.Dir); err != nil {
-		return withCode(exitUsage, err)
+		return withCode(exitstatus.UsageError, err)
 	} else if !st.IsDir() {
-		return withCode(exitUsage, fmt.Errorf("%s: not a directory", opts.Dir))
+		return withCode(exitstatus.UsageError, fmt.Errorf("%s: not a directory", opts.Dir))
 	}
 	j, err := journal.Open(ctx, opts.Dir, journal.Options{Salvage: opts.Salvage})
 	if err != nil {
-		return withCode(exitUsage, fmt.Errorf("%s: %w", opts.Dir, err)) // otherwise: DIR cannot be read
+		return withCode(exitstatus.UsageError, fmt.Errorf("%s: %w", opts.Dir, err)) // otherwise: DIR cannot be read
 	}
 	fps, source := opts.FPS, "--fps"
 	if fps == 0 {
 		if fps, source, err = plan.DefaultFPS(j.Info.Streams); err != nil {
-			return withCode(exitUsage, fmt.Errorf("%w; give --fps", err))
+			return withCode(exitstatus.UsageError, fmt.Errorf("%w; give --fps", err))
 		}
 	}
 	types := plan.MapTypes(nil)
@@ -144,7 +138,7 @@ func runJournalInspect(ctx context.Context, opts JournalInspectOptions, s stream
 	}
 	p, err := plan.Build(j.Events, types, fps)
 	if err != nil {
-		return withCode(exitFailed, err)
+		return withCode(exitstatus.WriteFailed, err)
 	}
 	in := inspection{
 		Session: j.Info, Spec: spec, Media: j.Media, End: j.End, Report: j.Report,
@@ -156,9 +150,9 @@ func runJournalInspect(ctx context.Context, opts JournalInspectOptions, s stream
 	if opts.JSON {
 		enc := json.NewEncoder(s.Out)
 		enc.SetIndent("", "  ")
-		return withCode(exitFailed, enc.Encode(in))
+		return withCode(exitstatus.WriteFailed, enc.Encode(in))
 	}
-	return withCode(exitFailed, writeInspection(s.Out, &in))
+	return withCode(exitstatus.WriteFailed, writeInspection(s.Out, &in))
 }
 
 // seconds renders a journal time exactly and readably: 8s, 1.05s, 10h0m5s.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
@@ -75,9 +76,7 @@ func hugeBatchSession(t testing.TB, dir string, batches, samplesPer int) int64 {
 // checks the exporter's peak resident memory against the documented bound
 // (memoryBound), whatever the number of batches or their compression ratio.
 func TestE2EExportMemoryBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes and decodes 2.5 GiB of samples")
-	}
+	testenv.Short(t, "to write and decode 2.5 GiB of samples")
 	// 8,000 samples (62 MiB a batch) by default; CERES_MEMTEST_SAMPLES=40000
 	// gives the 313 MiB batches of docs/reliability.md.
 	samples := 8000

@@ -8,21 +8,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
-const mergeExitStatus = `
-
-EXIT STATUS
-  0  the dataset was written
-  1  a source fails a quick verify
-  2  usage error, a directory that is not a shard, the same shard twice, an
-     output that overlaps an input, an existing output without --replace,
-     or sources that differ in fps, robot type or features (every
-     difference is listed)
-  4  the merge failed (I/O); an existing dataset is untouched`
+var mergeExitStatus = exitstatus.Help("the dataset was written",
+	exitstatus.Unsound, exitstatus.UsageError, exitstatus.Unreadable, exitstatus.MergeInput, exitstatus.SourcesDiffer,
+	exitstatus.DestinationExists, exitstatus.DestinationRefused, exitstatus.NoSalt,
+	exitstatus.Interrupted, exitstatus.Busy, exitstatus.WriteFailed)
 
 // MergeOptions are the flags of `ceres-export merge`.
 type MergeOptions struct {
@@ -78,7 +73,7 @@ a failed or killed merge leaves the old dataset as it was.` + mergeExitStatus,
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Shards = args
 			if opts.Output == "" && opts.Into == "" {
-				return withCode(exitUsage, errors.New("merge: give -o DATASET or --into DATASET"))
+				return withCode(exitstatus.UsageError, errors.New("merge: give -o DATASET or --into DATASET"))
 			}
 			return runF(c.Context(), opts, s)
 		},
@@ -107,11 +102,11 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 	case "envelope":
 		q = shard.QuantileEnvelope
 	default:
-		return withCode(exitUsage, fmt.Errorf("merge: --quantiles %q: want weighted-mean or envelope", o.Quantiles))
+		return withCode(exitstatus.UsageError, fmt.Errorf("merge: --quantiles %q: want weighted-mean or envelope", o.Quantiles))
 	}
 	mode, err := privacy.ParseMode(o.Privacy)
 	if err != nil {
-		return withCode(exitUsage, fmt.Errorf("merge: %w", err))
+		return withCode(exitstatus.UsageError, fmt.Errorf("merge: %w", err))
 	}
 	res, err := merge.Merge(ctx, merge.Options{
 		Sources: o.Shards, Output: o.Output, Into: o.Into, Replace: o.Replace, NoConcat: o.NoConcat,

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
 
 // peerPython is the LeRobot 0.6 venv's interpreter: CONFORMANCE_VENV_06, or
@@ -40,7 +42,7 @@ func peerPython() string {
 func BenchmarkPeerLeRobot06(b *testing.B) {
 	py := peerPython()
 	if py == "" {
-		b.Skip("no LeRobot 0.6 venv (make conformance builds .cache/conformance-venv-0.6, or set CONFORMANCE_VENV_06)")
+		testenv.Missing(b, "no LeRobot 0.6 venv (make conformance builds .cache/conformance-venv-0.6, or set CONFORMANCE_VENV_06)")
 	}
 	script, err := filepath.Abs(filepath.Join("..", "..", "tests", "conformance", "peer06_bench.py"))
 	if err != nil {

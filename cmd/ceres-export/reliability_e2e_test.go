@@ -15,51 +15,22 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/ceres-robotics/ceres-export/internal/export"
-	"github.com/ceres-robotics/ceres-export/internal/input"
-	"github.com/ceres-robotics/ceres-export/internal/merge"
-	"github.com/ceres-robotics/ceres-export/internal/output"
-	"github.com/ceres-robotics/ceres-export/journal"
 )
 
-func TestExitCodeOneMapping(t *testing.T) {
-	pathErr := func(errno syscall.Errno) error { return &fs.PathError{Op: "open", Path: "/x", Err: errno} }
+// TestExitStatusOfCLIErrors: cobra's own errors, before any command runs,
+// are usage errors; a command's error goes through exitstatus.Of.
+func TestExitStatusOfCLIErrors(t *testing.T) {
+	var out, errb bytes.Buffer
 	for _, c := range []struct {
-		err  error
+		args []string
 		want int
 	}{
-		{nil, exitOK},
-		{&silentError{code: exitFindings}, exitFindings},
-		{fmt.Errorf("export: %w", export.ErrNoEpisodes), exitFindings},
-		{fmt.Errorf("%w: x", export.ErrStrict), exitFindings},
-		{&journal.Error{Segment: "000001.cjl", Err: fmt.Errorf("%w", journal.ErrInvalid)}, exitFindings},
-		{merge.ErrUnsound, exitFindings},
-		{&journal.Error{Segment: "000001.cjl", Err: journal.ErrCorrupt}, exitCorrupt},
-		{journal.ErrSegmentGap, exitCorrupt},
-		{journal.ErrBadHeader, exitCorrupt},
-		// A command's own code never overrides what the failure is.
-		{withCode(exitFailed, &journal.Error{Err: journal.ErrCorrupt}), exitCorrupt},
-		{withCode(exitFailed, pathErr(syscall.ELOOP)), exitUsage},
-		{&runError{pathErr(syscall.ELOOP)}, exitUsage},
-		{&runError{fmt.Errorf("export: not a session: %w", pathErr(syscall.ELOOP))}, exitUsage},
-		{&runError{pathErr(syscall.ENOENT)}, exitUsage},
-		{&runError{pathErr(syscall.EACCES)}, exitUsage},
-		{&runError{pathErr(syscall.ENOTDIR)}, exitUsage},
-		{&runError{&fs.PathError{Op: "open", Path: "/fifo", Err: fmt.Errorf("%w", input.ErrNotRegular)}}, exitUsage},
-		{&runError{fmt.Errorf("x: %w", output.ErrDestinationExists)}, exitUsage},
-		{&runError{fmt.Errorf("x: %w", output.ErrDestinationRefused)}, exitUsage},
-		{&runError{fmt.Errorf("x: %w", output.ErrDestinationBusy)}, exitFailed},
-		{&runError{merge.ErrMismatch}, exitUsage},
-		{&runError{context.Canceled}, exitFailed},
-		{&runError{pathErr(syscall.ENOSPC)}, exitFailed},
-		{&runError{pathErr(syscall.EIO)}, exitFailed},
-		{&runError{errors.New("encoder failed")}, exitFailed},
-		{withCode(exitUsage, errors.New("--fps -3")), exitUsage},
-		{errors.New(`unknown flag: --nope`), exitUsage}, // cobra, before RunE
+		{[]string{"export", "--nope"}, exitUsage},
+		{[]string{"verify"}, exitUsage},
+		{[]string{"journal", "inspect", filepath.Join(t.TempDir(), "missing")}, exitUsage},
 	} {
-		if got := exitCode(c.err); got != c.want {
-			t.Errorf("exitCode(%v) = %d, want %d", c.err, got, c.want)
+		if got := Main(context.Background(), c.args, streams{In: strings.NewReader(""), Out: &out, Err: &errb}); got != c.want {
+			t.Errorf("%v: exit %d, want %d (%s)", c.args, got, c.want, errb.String())
 		}
 	}
 }

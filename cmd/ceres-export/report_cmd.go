@@ -9,17 +9,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/report"
 )
 
-const reportExitStatus = `
-EXIT STATUS
-  0  the page was written
-  2  usage error, or the session or shard cannot be read
-  3  the journal is corrupt (use --salvage to read past it)
-  4  writing the page failed; an existing page is untouched`
+var reportExitStatus = exitstatus.Help("the page was written",
+	exitstatus.UsageError, exitstatus.Unreadable.As("the session or shard cannot be read"),
+	exitstatus.JournalCorrupt.As("the journal is corrupt (use --salvage to read past it)"),
+	exitstatus.Interrupted, exitstatus.WriteFailed.As("writing the page failed; an existing page is untouched"))
 
 // ReportOptions are the flags of `ceres-export report`.
 type ReportOptions struct {
@@ -50,8 +49,7 @@ episode and camera decoded from the exported video, the task specification
 holds its styles, charts (SVG) and pictures inline and opens from file://
 with no network. Without --shard it shows what an export would take.
 
-export writes the same page into every shard as ceres/report.html.
-` + reportExitStatus,
+export writes the same page into every shard as ceres/report.html.` + reportExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Session = args[0]
@@ -65,7 +63,7 @@ export writes the same page into every shard as ceres/report.html.
 
 func runReport(ctx context.Context, opts ReportOptions, s streams) error {
 	if err := checkPageDestination(opts.Output, opts.Session, opts.Shard); err != nil {
-		return withCode(exitUsage, err)
+		return withCode(exitstatus.UsageError, err)
 	}
 	var (
 		r   *export.Result
@@ -77,14 +75,14 @@ func runReport(ctx context.Context, opts ReportOptions, s streams) error {
 		r, err = report.LoadSession(ctx, opts.Session, opts.Salvage)
 	}
 	if err != nil {
-		return withCode(exitUsage, err) // otherwise: an input that cannot be read
+		return withCode(exitstatus.UsageError, err) // otherwise: an input that cannot be read
 	}
 	if err := report.WriteFile(opts.Output, func(w io.Writer) error { return report.WriteSession(ctx, w, r) }); err != nil {
-		return withCode(exitFailed, err)
+		return withCode(exitstatus.WriteFailed, err)
 	}
 	st, err := os.Stat(opts.Output)
 	if err != nil {
-		return withCode(exitFailed, err)
+		return withCode(exitstatus.WriteFailed, err)
 	}
 	fmt.Fprintf(s.Out, "report %s (%d bytes)\n", opts.Output, st.Size())
 	return nil

@@ -5,29 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ceres-robotics/ceres-export/internal/export"
-	"github.com/ceres-robotics/ceres-export/internal/input"
-	"github.com/ceres-robotics/ceres-export/internal/merge"
-	"github.com/ceres-robotics/ceres-export/internal/output"
-	"github.com/ceres-robotics/ceres-export/internal/profile"
-	"github.com/ceres-robotics/ceres-export/internal/verify"
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/video"
-	"github.com/ceres-robotics/ceres-export/journal"
-)
-
-// Exit codes, shared by every subcommand and listed in README.md.
-const (
-	exitOK       = 0 // success
-	exitFindings = 1 // the input was read and is not sound: spec violations, verify findings, a strictness switch tripped
-	exitUsage    = 2 // usage error, or an input that cannot be read at all
-	exitCorrupt  = 3 // the journal is corrupt (bad CRC mid-segment, segment gap, bad header)
-	exitFailed   = 4 // the operation failed for another reason (I/O, encoder); nothing was replaced
 )
 
 // streams are the standard streams a command writes to; tests substitute
@@ -50,89 +33,31 @@ func (s streams) Logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: level}))
 }
 
-// codeError carries the exit code a failure maps to.
-type codeError struct {
-	code int
-	err  error
-}
+// withCode classes err as c for the exit status (exitstatus.Mark): a
+// failure only the command can class. A nil err stays nil.
+func withCode(c exitstatus.Class, err error) error { return exitstatus.Mark(c, err) }
 
-func (e *codeError) Error() string { return e.err.Error() }
-func (e *codeError) Unwrap() error { return e.err }
-
-// withCode marks err with an exit code. A nil err stays nil.
-func withCode(code int, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &codeError{code: code, err: err}
-}
-
-// silentError is a failure whose message was already printed; only the exit
-// code remains to report.
-type silentError struct{ code int }
-
-func (e *silentError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
-
-// Main runs the command line args and returns the process exit code.
+// Main runs the command line args and returns the process exit status.
 func Main(ctx context.Context, args []string, s streams) int {
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	var ran *runError
+	if err != nil && !errors.As(err, &ran) {
+		// cobra's own errors, before any command ran: an unknown flag, a
+		// wrong number of arguments.
+		err = exitstatus.Mark(exitstatus.UsageError, err)
+	}
 	return reportError(s.Err, err)
 }
 
-// reportError prints err (unless already printed) and maps it to an exit code.
+// reportError prints err (unless already printed) and returns its exit
+// status (exitstatus.Of: the one mapping).
 func reportError(w io.Writer, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var silent *silentError
-	if !errors.As(err, &silent) {
+	if err != nil && !exitstatus.WasPrinted(err) {
 		fmt.Fprintf(w, "ceres-export: %v\n", err)
 	}
-	return exitCode(err)
-}
-
-// exitCode is the one mapping from a failure to an exit status, the same
-// for every command: what went wrong decides, not which command met it. A
-// code a command attached (withCode) counts only for failures this switch
-// does not know.
-func exitCode(err error) int {
-	var (
-		silent *silentError
-		ce     *codeError
-		ran    *runError
-	)
-	switch {
-	case err == nil:
-		return exitOK
-	case errors.As(err, &silent):
-		return silent.code
-	case errors.Is(err, output.ErrDestinationExists), errors.Is(err, output.ErrDestinationRefused),
-		errors.Is(err, merge.ErrUsage), errors.Is(err, merge.ErrMismatch), errors.Is(err, verify.ErrUnreadable),
-		errors.Is(err, input.ErrNotRegular), errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission),
-		errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR),
-		errors.Is(err, syscall.ENAMETOOLONG):
-		// The caller's to fix: a usage error, an input that cannot be
-		// read (also a session without journal/), a destination that may
-		// not be written.
-		return exitUsage
-	case errors.Is(err, export.ErrStrict), errors.Is(err, export.ErrSpecMismatch), errors.Is(err, export.ErrNoEpisodes),
-		errors.Is(err, journal.ErrInvalid), errors.Is(err, journal.ErrSpec), errors.Is(err, merge.ErrUnsound),
-		errors.Is(err, profile.ErrMismatch):
-		return exitFindings
-	case errors.Is(err, journal.ErrCorrupt), errors.Is(err, journal.ErrSegmentGap), errors.Is(err, journal.ErrBadHeader):
-		return exitCorrupt
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, output.ErrDestinationBusy):
-		return exitFailed
-	case errors.As(err, &ce):
-		return ce.code
-	case errors.As(err, &ran):
-		return exitFailed
-	}
-	// Errors cobra returns before RunE (unknown flag, wrong arg count) are
-	// usage errors.
-	return exitUsage
+	return int(exitstatus.Of(err))
 }
 
 // runError marks an error a command's RunE returned, as opposed to one

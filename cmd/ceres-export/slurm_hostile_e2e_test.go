@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
 
 // slurmEnv returns the environment that reaches the cluster the SLURM
@@ -18,9 +20,7 @@ import (
 func slurmEnv(t *testing.T) []string {
 	t.Helper()
 	for _, p := range slurmPackages {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("SLURM is not installed (%s not found): tests/slurm/cluster.sh install (.ci/run does)", p)
-		}
+		testenv.Tool(t, p, "", "SLURM: tests/slurm/cluster.sh install, as .ci/run does")
 	}
 	conf := os.Getenv("CERES_SLURM_CONF")
 	if conf == "" {

@@ -9,16 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
-const specExitStatus = `
-
-EXIT STATUS
-  0  every specification is valid (warnings do not count)
-  1  a specification is invalid; every violation is printed on stderr
-  2  usage error, or a file cannot be read (with several files the worst code wins)`
+var specExitStatus = exitstatus.Help("every specification is valid (warnings do not count)",
+	exitstatus.NotSound.As("a specification is invalid; every violation is printed on stderr"),
+	exitstatus.UsageError, exitstatus.Unreadable.As("a file cannot be read (with several files the worst status wins)"))
 
 func newSpecCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
@@ -29,7 +27,7 @@ func newSpecCmd(s streams) *cobra.Command {
 FILE may be - for standard input.` + specExitStatus,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return withCode(exitUsage, errors.New("spec: a subcommand is required: check, hash or canon"))
+			return withCode(exitstatus.UsageError, errors.New("spec: a subcommand is required: check, hash or canon"))
 		},
 	}
 	cmd.AddCommand(newSpecCheckCmd(s), newSpecHashCmd(s), newSpecCanonCmd(s))
@@ -76,7 +74,7 @@ violations go to stderr.` + specExitStatus,
 				return err
 			}
 			_, err = fmt.Fprintln(s.Out, spec.Hash())
-			return withCode(exitFailed, err)
+			return withCode(exitstatus.WriteFailed, err)
 		},
 	}
 }
@@ -96,7 +94,7 @@ stderr.` + specExitStatus,
 				return err
 			}
 			_, err = s.Out.Write(spec.Canonical())
-			return withCode(exitFailed, err)
+			return withCode(exitstatus.WriteFailed, err)
 		},
 	}
 }
@@ -106,7 +104,7 @@ stderr.` + specExitStatus,
 func specLoad(ctx context.Context, s streams, name string) (*taskspec.Spec, error) {
 	data, err := specReadFile(ctx, s, name)
 	if err != nil {
-		return nil, withCode(exitUsage, err)
+		return nil, withCode(exitstatus.UsageError, err)
 	}
 	spec, err := taskspec.Parse(data)
 	var invalid *taskspec.InvalidError
@@ -115,9 +113,9 @@ func specLoad(ctx context.Context, s streams, name string) (*taskspec.Spec, erro
 		for _, v := range invalid.Violations {
 			fmt.Fprintf(s.Err, "%s: %s\n", name, v)
 		}
-		return nil, &silentError{code: exitFindings}
+		return nil, exitstatus.Printed(exitstatus.Findings)
 	case err != nil:
-		return nil, withCode(exitFailed, fmt.Errorf("%s: %w", name, err))
+		return nil, withCode(exitstatus.WriteFailed, fmt.Errorf("%s: %w", name, err))
 	}
 	for _, w := range spec.Warnings() {
 		fmt.Fprintf(s.Err, "%s: warning: %s\n", name, w)
@@ -167,14 +165,14 @@ func specFindings(vs []taskspec.Violation) []specFinding {
 }
 
 // runSpecCheck validates every file, printing results as it goes (or as
-// one JSON document at the end), and returns the worst exit code as a
-// silentError.
+// one JSON document at the end), and returns the worst exit status as
+// one whose messages are printed (exitstatus.Printed).
 func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files []string) error {
-	worst := exitOK
+	worst := exitstatus.OK
 	results := make([]specCheckResult, 0, len(files))
 	for _, name := range files {
 		if err := ctx.Err(); err != nil {
-			return withCode(exitFailed, err)
+			return withCode(exitstatus.WriteFailed, err)
 		}
 		r, code := specCheckFile(ctx, s, name)
 		worst = max(worst, code)
@@ -200,37 +198,37 @@ func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files [
 		enc := json.NewEncoder(s.Out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(results); err != nil {
-			return withCode(exitFailed, err)
+			return withCode(exitstatus.WriteFailed, err)
 		}
 	}
-	if worst != exitOK {
-		return &silentError{code: worst}
+	if worst != exitstatus.OK {
+		return exitstatus.Printed(worst)
 	}
 	return nil
 }
 
 // specCheckFile checks one file and returns its result and exit code.
-func specCheckFile(ctx context.Context, s streams, name string) (specCheckResult, int) {
+func specCheckFile(ctx context.Context, s streams, name string) (specCheckResult, exitstatus.Status) {
 	r := specCheckResult{File: name, Warnings: []specFinding{}, Violations: []specFinding{}}
 	data, err := specReadFile(ctx, s, name)
 	if err != nil {
 		r.Error = err.Error()
-		return r, exitCode(err)
+		return r, exitstatus.Of(err)
 	}
 	spec, err := taskspec.Parse(data)
 	var invalid *taskspec.InvalidError
 	switch {
 	case errors.As(err, &invalid):
 		r.Violations = specFindings(invalid.Violations)
-		return r, exitFindings
+		return r, exitstatus.Findings
 	case err != nil:
 		r.Error = fmt.Sprintf("%s: %v", name, err)
-		return r, exitFailed
+		return r, exitstatus.Failed
 	}
 	r.Valid = true
 	r.Hash = spec.Hash()
 	r.Warnings = specFindings(spec.Warnings())
-	return r, exitOK
+	return r, exitstatus.OK
 }
 
 // readAllContext reads r to the end, or until ctx is done: a read from a

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -31,10 +32,9 @@ func newSynthCmd(s streams) *cobra.Command {
 example by default, an IMU at 100 Hz and a gripper at 10 Hz with jitter, camera
 files encoded the way browsers record them, retries, Pass/Fail annotations and
 optional faults. Camera frames carry their frame number in a code band and
-sensor values the index of their sample. Deterministic for a given seed.
-
-EXIT STATUS
-  0 written; 2 usage error or unreadable --spec; 4 writing failed.`,
+sensor values the index of their sample. Deterministic for a given seed.` +
+			exitstatus.Help("written", exitstatus.UsageError, exitstatus.Unreadable.As("--spec cannot be read"),
+				exitstatus.Interrupted, exitstatus.WriteFailed.As("writing failed")),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSynth(cmd, s, opts)
@@ -67,7 +67,7 @@ func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
 	case "vp8", "vp9", "h264":
 		opts.CameraCodec = video.SynthCodec(opts.codec)
 	default:
-		return withCode(exitUsage, fmt.Errorf("--camera-codec %q: want vp8, vp9 or h264", opts.codec))
+		return withCode(exitstatus.UsageError, fmt.Errorf("--camera-codec %q: want vp8, vp9 or h264", opts.codec))
 	}
 	for _, f := range opts.faults {
 		switch strings.TrimSpace(f) {
@@ -78,19 +78,19 @@ func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
 		case "corrupt":
 			opts.Faults.Corrupt = true
 		default:
-			return withCode(exitUsage, fmt.Errorf("--fault %q: want crash, cut-camera or corrupt", f))
+			return withCode(exitstatus.UsageError, fmt.Errorf("--fault %q: want crash, cut-camera or corrupt", f))
 		}
 	}
 	if opts.specFile != "" {
 		b, err := input.ReadFile(opts.specFile)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return withCode(exitstatus.UsageError, err)
 		}
 		opts.Spec = b
 	}
 	res, err := synth.Write(cmd.Context(), opts.out, opts.Options)
 	if err != nil {
-		return withCode(exitFailed, err)
+		return withCode(exitstatus.WriteFailed, err)
 	}
 	if opts.json {
 		enc := json.NewEncoder(s.Out)

@@ -8,17 +8,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 )
 
-const verifyExitStatus = `
-
-EXIT STATUS
-  0  the shard is sound (warnings and notes do not count)
-  1  the shard has findings of severity error
-  2  usage error, or the shard or the journal cannot be read at all`
+var verifyExitStatus = exitstatus.Help("the shard is sound (warnings and notes do not count)",
+	exitstatus.NotSound.As("the shard has findings of severity error"),
+	exitstatus.UsageError, exitstatus.Unreadable.As("the shard or the journal cannot be read at all"),
+	exitstatus.Interrupted)
 
 // VerifyOptions are the flags of `ceres-export verify`.
 type VerifyOptions struct {
@@ -99,29 +98,29 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 	vo := verify.Options{Journal: opts.Journal, Quick: opts.Quick, Salt: opts.Salt}
 	mode, err := privacy.ParseMode(opts.Privacy)
 	if err != nil {
-		return withCode(exitUsage, err)
+		return withCode(exitstatus.UsageError, err)
 	}
 	vo.Privacy = mode
 	for _, f := range opts.TaskSpecs {
 		b, err := input.ReadFile(f)
 		if err != nil {
-			return withCode(exitUsage, err)
+			return withCode(exitstatus.UsageError, err)
 		}
 		vo.TaskSpecs = append(vo.TaskSpecs, b)
 	}
 	res, err := verify.Shard(ctx, opts.Shard, vo)
 	if err != nil {
 		if ctx.Err() != nil || !errors.Is(err, verify.ErrUnreadable) {
-			return withCode(exitFailed, err)
+			return withCode(exitstatus.WriteFailed, err)
 		}
 		if opts.JSON {
 			doc := verifyDocument{Dir: opts.Shard, Error: err.Error(), Checks: []string{}, Counts: map[string]int{}, Findings: []verify.Finding{}}
 			if werr := writeVerifyJSON(s, doc); werr != nil {
-				return withCode(exitFailed, werr)
+				return withCode(exitstatus.WriteFailed, werr)
 			}
-			return &silentError{code: exitUsage}
+			return exitstatus.Printed(exitstatus.Usage)
 		}
-		return withCode(exitUsage, err)
+		return withCode(exitstatus.UsageError, err)
 	}
 	counts := map[string]int{
 		verify.SeverityError:   res.Count(verify.SeverityError),
@@ -131,12 +130,12 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 	if opts.JSON {
 		doc := verifyDocument{Dir: res.Dir, Sound: res.Sound, Checks: res.Checks, Counts: counts, Findings: res.Findings}
 		if err := writeVerifyJSON(s, doc); err != nil {
-			return withCode(exitFailed, err)
+			return withCode(exitstatus.WriteFailed, err)
 		}
 	} else {
 		for _, f := range res.Findings {
 			if _, err := fmt.Fprintln(s.Out, f.String()); err != nil {
-				return withCode(exitFailed, err)
+				return withCode(exitstatus.WriteFailed, err)
 			}
 		}
 		verdict := "sound"
@@ -146,11 +145,11 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 		_, err := fmt.Fprintf(s.Out, "%s: %s: %d errors, %d warnings, %d notes (checks: %v)\n",
 			res.Dir, verdict, counts[verify.SeverityError], counts[verify.SeverityWarning], counts[verify.SeverityNote], res.Checks)
 		if err != nil {
-			return withCode(exitFailed, err)
+			return withCode(exitstatus.WriteFailed, err)
 		}
 	}
 	if !res.Sound {
-		return &silentError{code: exitFindings}
+		return exitstatus.Printed(exitstatus.Findings)
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func (d decoder) errorf(path, format string, args ...any) error {
 }
 
 // maxShown is how much of one value a message quotes.
-const maxShown = 200
+const maxShown = 256
 
 // cutLong shortens a value for a message, saying how long it was: a 10 MB
 // case id must not make a 10 MB error.

@@ -13,8 +13,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/settings"
 )
 
 // fingerprintFormat names the fingerprint's recipe; a change of recipe
@@ -127,16 +127,16 @@ func walkFollowing(root string, fn func(rel, path string) error) error {
 // options (the task_spec path replaced by its content's hash, so a moved
 // file is the same input), the input files and the tool version.
 func fingerprint(t *Task, in Inputs, toolVersion string) (string, error) {
-	settings := t.Export
-	settings.TaskSpec = ""
+	options := t.Export
+	options.TaskSpec = ""
 	doc := struct {
 		Format     string                     `json:"format"`
 		Tool       string                     `json:"tool_version"`
 		TaskID     string                     `json:"task_id"`
-		Options    export.Settings            `json:"options"`
+		Options    settings.Settings          `json:"options"`
 		Extensions map[string]json.RawMessage `json:"extensions"`
 		Inputs     Inputs                     `json:"inputs"`
-	}{fingerprintFormat, toolVersion, t.ID, settings, t.Extensions, in}
+	}{fingerprintFormat, toolVersion, t.ID, options, t.Extensions, in}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return "", err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/settings"
 )
 
 // SchemaVersion is the only manifest schema_version there is.
@@ -50,7 +51,7 @@ type Task struct {
 	Session    string `json:"session"`
 	SessionDir string `json:"-"`
 	// Export is the resolved export settings.
-	Export export.Settings `json:"export"`
+	Export settings.Settings `json:"export"`
 	// Extensions, merged by top-level key, carried unchanged.
 	Extensions map[string]json.RawMessage `json:"extensions"`
 	// Expected is the regression contract checked after the task; nil when
@@ -395,9 +396,9 @@ func (m *Manifest) finish(d decoder, p string, t *Task, seen map[string]string, 
 	if err := json.Unmarshal(b, &t.Export); err != nil {
 		return d.errorf(p, "export: %v", err)
 	}
-	opts, err := t.Export.Resolve(m.Dir)
+	opts, err := export.Resolve(t.Export, m.Dir)
 	if err != nil {
-		if se, ok := err.(*export.SettingError); ok {
+		if se, ok := err.(*settings.SettingError); ok {
 			return d.errorf(t.origins[se.Setting], "%v", se)
 		}
 		return d.errorf(member(p, "export"), "%v", err)
@@ -438,9 +439,9 @@ func (d decoder) schemaVersion(p string, o map[string]json.RawMessage, required 
 // settingKinds is what each export setting's value must be, from Settings'
 // field types.
 var settingKinds = func() map[string]string {
-	t := reflect.TypeFor[export.Settings]()
+	t := reflect.TypeFor[settings.Settings]()
 	out := map[string]string{}
-	for i, name := range export.SettingNames() {
+	for i, name := range settings.SettingNames() {
 		switch t.Field(i).Type.Kind() {
 		case reflect.Int:
 			out[name] = "an integer"
@@ -462,12 +463,12 @@ func (d decoder) exportLayer(p string, raw json.RawMessage) (layer, error) {
 	if raw == nil {
 		return l, nil
 	}
-	o, err := d.object(p, raw, export.SettingNames())
+	o, err := d.object(p, raw, settings.SettingNames())
 	if err != nil {
 		return l, err
 	}
 	for k, v := range o {
-		var s export.Settings
+		var s settings.Settings
 		one, _ := json.Marshal(map[string]json.RawMessage{k: v})
 		if kind(v) == "null" || json.Unmarshal(one, &s) != nil {
 			return l, d.errorf(member(p, k), "want %s, got %s", settingKinds[k], describe(v))

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/settings"
 )
 
 func TestNormaliseID(t *testing.T) {
@@ -92,7 +92,7 @@ func TestManifestErrors(t *testing.T) {
 		{"duplicate key", `{` + good + `, "cases": [{"case_id": "a", "case_id": "b", "setting_id": "s", "run_id": "1", "session": "x"}]}`,
 			`campaign.json: cases[0].case_id: appears twice`},
 		{"unknown export option", `{` + good + `, "defaults": {"export": {"video-size": "64x48"}}, "cases": [` + caseOK + `]}`,
-			`campaign.json: defaults.export["video-size"]: unknown field (want one of ` + strings.Join(export.SettingNames(), ", ") + `)`},
+			`campaign.json: defaults.export["video-size"]: unknown field (want one of ` + strings.Join(settings.SettingNames(), ", ") + `)`},
 		{"export type", `{"schema_version": 1, "campaign_id": "c", "settings": {"s": {"export": {"crf": "high"}}}, "cases": [` + caseOK + `]}`,
 			`campaign.json: settings.s.export.crf: want an integer, got a string`},
 		{"export float", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"fps": 29.97}}]}`,
@@ -100,7 +100,7 @@ func TestManifestErrors(t *testing.T) {
 		{"export strict word", `{"schema_version": 1, "campaign_id": "c", "settings": {"s": {"export": {"strict": ["often"]}}}, "cases": [` + caseOK + `]}`,
 			`campaign.json: settings.s.export.strict: strict "often": want backfill, stale or gaps`},
 		{"export size from case", `{` + good + `, "defaults": {"export": {"video_size": "64x48"}}, "cases": [` + caseOK + `, {"case_id": "b", "setting_id": "s", "run_id": "1", "session": "x", "export": {"video_size": "65x48"}}]}`,
-			`campaign.json: cases[1].export.video_size: video_size "65x48": want WIDTHxHEIGHT, both even and positive`},
+			`campaign.json: cases[1].export.video_size: video_size "65x48": want WIDTHxHEIGHT, both even, positive and at most 8192`},
 		{"task spec missing", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"task_spec": "nope.json"}}]}`,
 			`campaign.json: cases[0].export.task_spec: task_spec "nope.json": open nope.json: no such file or directory`},
 		{"setting fields", `{"schema_version": 1, "campaign_id": "c", "settings": {"s": {"extensions": {}}}, "cases": [` + caseOK + `]}`,

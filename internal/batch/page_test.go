@@ -21,7 +21,6 @@ func TestCampaignPageFromRecords(t *testing.T) {
 	out, tasks := fakeCampaign(t, 3)
 	var firstCalls atomic.Int32 // calls for tasks[0]
 	opts := Options{Out: out, ToolVersion: "test", RetryFailed: true,
-		ExitStatus: func(error) int { return 4 },
 		export: func(_ context.Context, _, shardDir string, _ export.Options) (*export.Report, error) {
 			first := strings.HasSuffix(shardDir, tasks[0].ID) && firstCalls.Add(1) == 1
 			if strings.HasSuffix(shardDir, tasks[1].ID) || first {

@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
+	"github.com/ceres-robotics/ceres-export/internal/settings"
 )
 
 // RecordVersion is the version of the attempt record's JSON shape. Fields
@@ -60,7 +60,7 @@ type Record struct {
 	Tool        Tool                       `json:"tool"`
 	Session     string                     `json:"session"`
 	Shard       string                     `json:"shard"` // relative to OUT
-	Options     export.Settings            `json:"options"`
+	Options     settings.Settings          `json:"options"`
 	Extensions  map[string]json.RawMessage `json:"extensions"`
 	Expected    *Expected                  `json:"expected,omitempty"`
 	// Expectation is the check of Expected after the attempt ended.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
@@ -44,9 +45,6 @@ type Options struct {
 	// ToolName and ToolVersion name the exporter in records and
 	// fingerprints.
 	ToolName, ToolVersion string
-	// ExitStatus maps an export error to the exit status the export
-	// command would have exited with; nil records 1 for every failure.
-	ExitStatus func(error) int
 	// RetryFailed runs a task again whose last attempt failed with the
 	// same fingerprint; by default such a task is final (the same inputs
 	// fail the same way) and a rerun only reports it.
@@ -292,11 +290,8 @@ func runTask(ctx context.Context, t *Task, opts Options, host string) TaskResult
 	default:
 		rec.State = StateFailed
 		rec.Error = err.Error()
-		code := 1
-		if opts.ExitStatus != nil {
-			code = opts.ExitStatus(err)
-		}
-		rec.ExitStatus = intPtr(code)
+		// The status the export command would have exited with.
+		rec.ExitStatus = intPtr(int(exitstatus.Of(err)))
 		res.Outcome = OutcomeFailed
 	}
 	miss := Check(t.Expected, rec)

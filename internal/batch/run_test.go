@@ -45,7 +45,6 @@ func TestAttemptNumberingAcrossRetries(t *testing.T) {
 	var calls atomic.Int32
 	failing := errors.New("encoder: out of memory")
 	opts := Options{Out: out, ToolVersion: "test", RetryFailed: true,
-		ExitStatus: func(error) int { return 4 },
 		export: func(context.Context, string, string, export.Options) (*export.Report, error) {
 			if calls.Add(1) < 3 {
 				return nil, failing

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
@@ -128,27 +129,27 @@ func (o ScriptOptions) batchArgs() []string {
 // SlurmArrayScript is the sbatch script of the campaign's job array: array
 // task i runs share i of the selected tasks (SLURM_ARRAY_TASK_ID). Every
 // value it holds is quoted for the line it is on; a value no quoting can
-// hold is refused (checkSlurmValues).
+// hold is refused (CheckSlurmValues).
 func SlurmArrayScript(campaignID string, tasks int, o ScriptOptions) (string, error) {
-	if err := o.checkSlurmValues(); err != nil {
+	if err := o.CheckSlurmValues(); err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/bash\n# ceres-export campaign %s: %d tasks in %d array tasks.\n", campaignID, tasks, o.ArrayCount)
 	sbatchLine(&b, "--job-name", jobName(campaignID, ""))
 	sbatchLine(&b, "--array", fmt.Sprintf("0-%d", o.ArrayCount-1))
-	sbatchLine(&b, "--output", slurmFilename(o.Out+"/.slurm/logs/")+"array-%A_%a.out")
+	sbatchLine(&b, "--output", slurmFilename(o.Out+"/"+layout.SlurmLogsDir+"/")+"array-%A_%a.out")
 	sbatchCommon(&b, o)
 	b.WriteString("set -euo pipefail\nexec " + shellJoin(o.batchArgs()) + "\n")
 	return b.String(), nil
 }
 
-// checkSlurmValues refuses the values that no quoting carries through an
+// CheckSlurmValues refuses the values that no quoting carries through an
 // #SBATCH line: sbatch reads a directive up to the end of its line, and
 // the rest of a value after a newline would be a shell line of the script.
 // NUL ends a C string early; a backslash in OUT breaks its log path.
 // Everything else is quoted (sbatchQuote, shellJoin).
-func (o ScriptOptions) checkSlurmValues() error {
+func (o ScriptOptions) CheckSlurmValues() error {
 	for _, v := range []struct{ what, value string }{
 		{"OUT", o.Out}, {"the manifest path", o.Manifest}, {"the binary path", o.Binary}, {"--merge", o.Merge},
 		{"--partition", o.Partition}, {"--time", o.Time},
@@ -182,7 +183,7 @@ func sbatchLine(b *strings.Builder, option, value string) {
 // parser reads it (src/sbatch/opt.c, _get_argument): inside double quotes
 // white space and '#' are plain characters, and a backslash makes the next
 // character plain, '"' and '\\' included. The value holds no newline
-// (checkSlurmValues).
+// (CheckSlurmValues).
 func sbatchQuote(v string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"`
 }
@@ -217,13 +218,13 @@ func MergeGroups(tasks []Task) (settings []string, shards map[string][]string) {
 // SlurmMergeScript is the sbatch script of the merge job, to be submitted
 // with --dependency=afterok:<array job> --kill-on-invalid-dep=yes.
 func SlurmMergeScript(campaignID string, tasks []Task, o ScriptOptions) (string, error) {
-	if err := o.checkSlurmValues(); err != nil {
+	if err := o.CheckSlurmValues(); err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/bash\n# ceres-export campaign %s: merge the array's shards, one dataset per setting.\n", campaignID)
 	sbatchLine(&b, "--job-name", jobName(campaignID, "-merge"))
-	sbatchLine(&b, "--output", slurmFilename(o.Out+"/.slurm/logs/")+"merge-%j.out")
+	sbatchLine(&b, "--output", slurmFilename(o.Out+"/"+layout.SlurmLogsDir+"/")+"merge-%j.out")
 	sbatchCommon(&b, o)
 	b.WriteString("set -euo pipefail\n")
 	b.WriteString(shellJoin([]string{"mkdir", "-p", o.Merge}) + "\n")

@@ -53,6 +53,7 @@ func build(spec *taskspec.Spec, r exampleRun, opts Options) []Descriptor {
 // TestIDVector pins the id rule (package doc) to values computed outside Go
 // (Python's hashlib over the same key bytes).
 func TestIDVector(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ run, task, typ, want string }{
 		{"Sample transfer", "pick", "timed", "ceres-task-1a02d1b840113e6cfe8ab503ef174d68"},
 		{"Sample transfer", "inspect", "open", "ceres-task-b0b9178cd1ce78d5686a3a55dfd7e11d"},
@@ -64,6 +65,7 @@ func TestIDVector(t *testing.T) {
 }
 
 func TestIDIdentifiesTheTask(t *testing.T) {
+	t.Parallel()
 	base := ID("Sample transfer", "pick", "timed")
 	for _, tc := range []struct {
 		name           string
@@ -101,6 +103,7 @@ func TestIDIdentifiesTheTask(t *testing.T) {
 }
 
 func TestBuild(t *testing.T) {
+	t.Parallel()
 	ds := build(exampleSpec(t, nil), examplePlan(), Options{Org: "lab-a", Levels: []Group{{"station", "bench-3"}}})
 	pick := ds[0]
 	if pick.Title != "Pick sample" || pick.Type != TypeData || pick.Subtype != "timed" || pick.Source.Kind != SourceLive ||
@@ -130,6 +133,7 @@ func TestBuild(t *testing.T) {
 }
 
 func TestPool(t *testing.T) {
+	t.Parallel()
 	orig := build(exampleSpec(t, nil), examplePlan(), Options{})
 	fixed := build(exampleSpec(t, func(s string) string {
 		return strings.Replace(s, `"Pick one sample"`, `"Pick exactly one sample"`, 1)
@@ -172,6 +176,7 @@ func TestPool(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	good := func() []Descriptor { return build(exampleSpec(t, nil), examplePlan(), Options{Org: "lab-a"}) }
 	for _, tc := range []struct {
 		name string
@@ -223,6 +228,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	spec := exampleSpec(t, func(s string) string {
 		// A label that quotes the instructions, or the run's description,
 		// must not survive as title.

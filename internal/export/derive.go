@@ -1,7 +1,6 @@
 package export
 
 import (
-	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
@@ -18,27 +17,6 @@ func fillNext(features []rowFeature, b *shard.EpisodeBatch) {
 		if f.next < 0 {
 			continue
 		}
-		dst, src, w := &b.Columns[i], &b.Columns[f.next], f.Shape[0]
-		switch f.Dtype {
-		case lerobot.Float32:
-			shiftRows(dst.Float32, src.Float32, n, w)
-		case lerobot.Float64:
-			shiftRows(dst.Float64, src.Float64, n, w)
-		case lerobot.Int32:
-			shiftRows(dst.Int32, src.Int32, n, w)
-		case lerobot.Int64:
-			shiftRows(dst.Int64, src.Int64, n, w)
-		case lerobot.Uint8:
-			shiftRows(dst.Uint8, src.Uint8, n, w)
-		case lerobot.Bool:
-			shiftRows(dst.Bool, src.Bool, n, w)
-		}
+		b.Columns[i].ShiftRows(f.Dtype, &b.Columns[f.next], n, f.Shape[0])
 	}
-}
-
-// shiftRows sets row k of dst (w elements a row) to row k+1 of src, and the
-// last row to src's last.
-func shiftRows[T any](dst, src []T, n, w int) {
-	copy(dst[:(n-1)*w], src[w:n*w])
-	copy(dst[(n-1)*w:n*w], src[(n-1)*w:n*w])
 }

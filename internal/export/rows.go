@@ -243,7 +243,7 @@ func (ra *rowAssembler) store(dests []partDest, k int, b *shard.EpisodeBatch, fi
 			copy(ra.colBytes[d.feature][at*p.elemSize:], v)
 			continue
 		case p.narrow:
-			dst := b.Columns[d.feature].Float32[at : at+p.elems]
+			dst := shard.Values[float32](&b.Columns[d.feature])[at : at+p.elems]
 			for e := range dst {
 				dst[e] = float32(math.Float64frombits(binary.LittleEndian.Uint64(v[8*e:])))
 			}

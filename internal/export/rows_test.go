@@ -13,18 +13,12 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 )
 
-// cloneBatch copies a batch's rows (the assembler reuses its batches).
-func cloneBatch(b *shard.EpisodeBatch) *shard.EpisodeBatch {
+// cloneBatch copies a batch's rows of features (the assembler reuses its
+// batches).
+func cloneBatch(b *shard.EpisodeBatch, features []shard.Feature) *shard.EpisodeBatch {
 	out := &shard.EpisodeBatch{Len: b.Len}
-	for _, c := range b.Columns {
-		out.Columns = append(out.Columns, shard.ColumnData{
-			Float32: append([]float32(nil), c.Float32...),
-			Float64: append([]float64(nil), c.Float64...),
-			Int32:   append([]int32(nil), c.Int32...),
-			Int64:   append([]int64(nil), c.Int64...),
-			Uint8:   append([]uint8(nil), c.Uint8...),
-			Bool:    append([]bool(nil), c.Bool...),
-		})
+	for i := range b.Columns {
+		out.Columns = append(out.Columns, b.Columns[i].Clone(features[i].Dtype))
 	}
 	return out
 }
@@ -56,7 +50,7 @@ func TestAssembleEpisodesMatchesSequential(t *testing.T) {
 				if i != len(got) {
 					t.Errorf("write got episode %d, want %d", i, len(got))
 				}
-				got = append(got, cloneBatch(b))
+				got = append(got, cloneBatch(b, in.shard))
 				return nil
 			})
 		if err != nil {
@@ -69,7 +63,7 @@ func TestAssembleEpisodesMatchesSequential(t *testing.T) {
 			t.Fatalf("seed %d: %d episodes written, want %d", o.Seed, len(got), len(want))
 		}
 		for i := range want {
-			if !reflect.DeepEqual(got[i], cloneBatch(want[i])) {
+			if !reflect.DeepEqual(got[i], cloneBatch(want[i], in.shard)) {
 				t.Errorf("seed %d episode %d: rows differ from sequential assembly", o.Seed, i)
 			}
 		}
@@ -245,10 +239,10 @@ func TestEpisodesSkipGaps(t *testing.T) {
 		}
 		for k := 0; k < ep.Length; k++ {
 			at := lerobot.FrameTime(ep.Start, k, in.p.FPS)
-			if got, want := float64(b.Columns[accel].Float32[3*k]), imuIDs[heldIndex(imuTimes, at)]; got != want {
+			if got, want := float64(shard.Values[float32](&b.Columns[accel])[3*k]), imuIDs[heldIndex(imuTimes, at)]; got != want {
 				t.Fatalf("episode %d frame %d: imu sample %v, want %v", e, k, got, want)
 			}
-			if got, want := float64(b.Columns[counter].Int32[k]), gripIDs[heldIndex(gripTimes, at)]; got != want {
+			if got, want := float64(shard.Values[int32](&b.Columns[counter])[k]), gripIDs[heldIndex(gripTimes, at)]; got != want {
 				t.Fatalf("episode %d frame %d: gripper sample %v, want %v", e, k, got, want)
 			}
 		}

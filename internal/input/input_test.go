@@ -11,6 +11,7 @@ import (
 )
 
 func TestOpenRegularOnly(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
 	if err := os.WriteFile(file, []byte("bytes"), 0o644); err != nil {

@@ -5,6 +5,7 @@ import "testing"
 // TestPaths checks that the path functions expand the templates info.json
 // states.
 func TestPaths(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ got, want string }{
 		{DataPath(0, 7), "data/chunk-000/file-007.parquet"},
 		{DataPath(1234, 5), "data/chunk-1234/file-005.parquet"},
@@ -53,6 +54,7 @@ func pyFormat(tmpl string, vals map[string]string) string {
 // TestCeresPaths pins the CERES paths: they are the format, and a
 // dataset written before a change must still be read after it.
 func TestCeresPaths(t *testing.T) {
+	t.Parallel()
 	h := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	for _, tc := range []struct{ got, want string }{
 		{SpecPath(h), "ceres/task-specifications/" + h + ".json"},
@@ -76,6 +78,7 @@ func TestCeresPaths(t *testing.T) {
 // TestCeresFiles checks the file table: every entry is under CeresDir and
 // unique, lookups find files and files in directories but nothing else.
 func TestCeresFiles(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, f := range CeresFiles {
 		if seen[f.Path] || f.Path[:len(CeresDir)+1] != CeresDir+"/" {
@@ -115,6 +118,7 @@ func TestCeresFiles(t *testing.T) {
 // own field: a value set through the column is got back through it and
 // through no other column.
 func TestEpisodeColumns(t *testing.T) {
+	t.Parallel()
 	names := map[string]bool{}
 	for i, c := range EpisodeColumns {
 		if names[c.Name] {

@@ -29,6 +29,7 @@ func refFrameTime(start int64, k, fps int) *big.Int {
 }
 
 func TestLengthTable(t *testing.T) {
+	t.Parallel()
 	const s = int64(nsPerSecond)
 	tests := []struct {
 		name       string
@@ -62,6 +63,7 @@ func TestLengthTable(t *testing.T) {
 }
 
 func TestFrameTimeTable(t *testing.T) {
+	t.Parallel()
 	const s = int64(nsPerSecond)
 	tests := []struct {
 		name  string
@@ -103,6 +105,7 @@ func TestFrameTimeTable(t *testing.T) {
 // frame indices, and checks that every frame k < Length lies in [s, e) and
 // that frame times strictly increase.
 func TestFrameClockAgainstReference(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	fpsChoices := []int{1, 7, 10, 24, 25, 29, 30, 60, 100, 120, 1000, 1024, 44100, MaxFPS}
 	for i := 0; i < 20000; i++ {
@@ -145,6 +148,7 @@ func TestFrameClockAgainstReference(t *testing.T) {
 // fps 30 and checks that whole seconds land exactly and that consecutive
 // frames are 33 or 34 ms apart, as exact rounding requires.
 func TestFrameTimeLongWindowNoDrift(t *testing.T) {
+	t.Parallel()
 	const s = int64(nsPerSecond)
 	start, end, fps := 7*s+123, 7*s+123+36000*s, 30
 	n := Length(start, end, fps)
@@ -171,6 +175,7 @@ func TestFrameTimeLongWindowNoDrift(t *testing.T) {
 }
 
 func TestClockPanics(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		call func()
@@ -217,6 +222,7 @@ func BenchmarkFrameTime(b *testing.B) {
 }
 
 func TestFrameTimes(t *testing.T) {
+	t.Parallel()
 	got := FrameTimes(1000, 4, 30)
 	want := []int64{1000, 1000 + 33333333, 1000 + 66666667, 1000 + 100000000}
 	if !slices.Equal(got, want) {

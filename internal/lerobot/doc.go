@@ -23,6 +23,13 @@
 // 0. The files' names are internal/layout's, with every other path of a
 // dataset.
 //
+// The dtypes. One table (dtype.go) says what every feature dtype is: its
+// element size and little-endian decoding, the Arrow type datasets gives
+// it, the Parquet leaf pyarrow writes, and the column operations every
+// writer and reader uses (Values). The package imports nothing of
+// ceres-export's own, so that shard and video depend on no journal: export
+// maps the journal's field dtypes onto this table at its boundary.
+//
 // The sources are lerobot/datasets/utils.py (DEFAULT_CHUNK_SIZE,
 // DEFAULT_DATA_FILE_SIZE_IN_MB, DEFAULT_VIDEO_FILE_SIZE_IN_MB,
 // update_chunk_file_indices) of

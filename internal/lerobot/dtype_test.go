@@ -4,9 +4,14 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/parquet-go/parquet-go"
 )
 
 func TestDtype(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		d                        Dtype
 		size                     int
@@ -35,6 +40,7 @@ func TestDtype(t *testing.T) {
 }
 
 func TestDtypeFloat64(t *testing.T) {
+	t.Parallel()
 	le := binary.LittleEndian
 	tests := []struct {
 		d    Dtype
@@ -57,5 +63,95 @@ func TestDtypeFloat64(t *testing.T) {
 	}
 	if got := String.Float64([]byte{1}, 0); !math.IsNaN(got) {
 		t.Errorf("String.Float64 = %v, want NaN", got)
+	}
+}
+
+// TestDtypeTable checks every row of the table the same way, so that a
+// dtype added to it is tested with no test to write: its column holds,
+// decodes, converts and reads back values, its Arrow type and Parquet leaf
+// agree, and its size is the bytes of its Go type.
+func TestDtypeTable(t *testing.T) {
+	t.Parallel()
+	for _, row := range dtypes {
+		d := row.dtype
+		t.Run(string(d), func(t *testing.T) {
+			vals := d.Values()
+			if d.Visual() {
+				if vals != nil || d.ArrowType() != nil || d.ParquetLeaf() != nil || d.Numeric() {
+					t.Fatal("a visual dtype has no data column")
+				}
+				return
+			}
+			if vals == nil || d.ArrowType() == nil || d.ParquetLeaf() == nil || !d.Known() {
+				t.Fatal("a data dtype needs Values, an Arrow type and a Parquet leaf")
+			}
+			v := vals.Resize(nil, 6)
+			if vals.Len(v) != 6 {
+				t.Fatalf("Len after Resize(6) = %d", vals.Len(v))
+			}
+			if d.Numeric() {
+				// 1..6 set as numbers, seen as little-endian bytes, decoded
+				// into another column and taken out again as float64.
+				for i := range 6 {
+					vals.SetFloat64(v, i, float64(i+1))
+				}
+				want := []float64{1, 2, 3, 4, 5, 6}
+				raw := vals.Bytes(v)
+				if d == Bool {
+					raw, want = []byte{0, 1, 7, 0, 255, 1}, []float64{0, 1, 1, 0, 1, 1}
+				} else if len(raw) != 6*d.Size() {
+					t.Fatalf("Bytes: %d bytes, want %d", len(raw), 6*d.Size())
+				}
+				w := vals.Resize(nil, 6)
+				vals.PutLittleEndian(w, 0, raw, 6)
+				dim := make([]float64, 6)
+				vals.Dimension(w, 0, 1, 6, dim)
+				for i := range want {
+					if dim[i] != want[i] || d.Float64(raw, i) != want[i] {
+						t.Fatalf("decoded %v, Float64 of element %d %v, want %v", dim, i, d.Float64(raw, i), want)
+					}
+				}
+				// Two dimensions of three rows.
+				vals.Dimension(w, 1, 2, 3, dim)
+				if dim[0] != want[1] || dim[2] != want[5] {
+					t.Errorf("dimension 1 of 2: %v", dim[:3])
+				}
+			}
+			pv := make([]parquet.Value, 6)
+			vals.ParquetValues(pv, v, 0, 6)
+			if kind := d.ParquetLeaf().Type().Kind(); pv[0].Kind() != kind {
+				t.Errorf("Parquet value kind %v, leaf kind %v", pv[0].Kind(), kind)
+			}
+			// An Arrow array of the dtype's Arrow type reads back; one of
+			// another type is refused.
+			bld := array.NewBuilder(memory.DefaultAllocator, d.ArrowType())
+			defer bld.Release()
+			for range 3 {
+				bld.AppendEmptyValue()
+			}
+			arr := bld.NewArray()
+			defer arr.Release()
+			got, ok := vals.ReadArrow(nil, arr, 1, 3)
+			if !ok || vals.Len(got) != 2 {
+				t.Errorf("ReadArrow of its own type: ok %v, %d values", ok, vals.Len(got))
+			}
+			other := Int64
+			if d == Int64 {
+				other = Float64
+			}
+			ob := array.NewBuilder(memory.DefaultAllocator, other.ArrowType())
+			defer ob.Release()
+			ob.AppendEmptyValue()
+			oa := ob.NewArray()
+			defer oa.Release()
+			if _, ok := vals.ReadArrow(nil, oa, 0, 1); ok {
+				t.Errorf("ReadArrow accepted a %s array", other)
+			}
+			c := vals.Clone(v)
+			vals.SetFloat64(c, 5, 0)
+			if d.Numeric() && vals.Len(c) != 6 {
+				t.Error("Clone lost values")
+			}
+		})
 	}
 }

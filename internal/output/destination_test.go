@@ -56,6 +56,7 @@ func must(t *testing.T, err error) {
 }
 
 func TestCheckDestination(t *testing.T) {
+	t.Parallel()
 	root := destinationFixture(t)
 	p := func(rel string) string { return filepath.Join(root, rel) }
 	inputs := []string{p("session"), p("spec.json")}
@@ -120,6 +121,7 @@ func TestCheckDestination(t *testing.T) {
 // Stage refuses what CheckDestination refuses, and writes nothing anywhere
 // when it does: no staging, no lock, no marker.
 func TestStageRefusalWritesNothing(t *testing.T) {
+	t.Parallel()
 	root := destinationFixture(t)
 	p := func(rel string) string { return filepath.Join(root, rel) }
 	before := listAll(t, root)
@@ -152,6 +154,7 @@ func listAll(t *testing.T, root string) []string {
 // others are refused with ErrDestinationBusy, and after each commit the
 // destination is one whole output with nothing left beside it.
 func TestStageOneWriterAtATime(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard")
 	for round, writers := range []int{2, 4, 8} {
@@ -195,6 +198,7 @@ func TestStageOneWriterAtATime(t *testing.T) {
 
 // The lock file is never a link or a FIFO taken over from someone else.
 func TestLockDestinationRefusesPlantedLock(t *testing.T) {
+	t.Parallel()
 	for _, plant := range []func(path string) error{
 		func(path string) error { return syscall.Mkfifo(path, 0o644) },
 		func(path string) error { return os.Symlink("/etc/passwd", path) },

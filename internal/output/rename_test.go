@@ -12,6 +12,7 @@ import (
 // exchange swaps two directories, renameNoReplace refuses an existing
 // destination and moves into a missing one.
 func TestExchangeAndRenameNoReplace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	for _, d := range []string{a, b} {

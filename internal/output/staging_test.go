@@ -59,6 +59,7 @@ func siblings(t *testing.T, dir string) []string {
 }
 
 func TestStageCommitNew(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard-1")
 	st, err := Stage(dest, StageOptions{})
@@ -94,6 +95,7 @@ func TestStageCommitNew(t *testing.T) {
 }
 
 func TestStageRefusesExistingWithoutReplace(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard")
 	writeTree(t, dest, map[string]string{"content": "old"})
@@ -106,6 +108,7 @@ func TestStageRefusesExistingWithoutReplace(t *testing.T) {
 }
 
 func TestStageReplaceSwaps(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard")
 	writeTree(t, dest, map[string]string{"content": "old", layout.OutputMarkerPath: ourMarker})
@@ -130,6 +133,7 @@ func TestStageReplaceSwaps(t *testing.T) {
 }
 
 func TestStageAbortLeavesDestination(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard")
 	writeTree(t, dest, map[string]string{"content": "old", layout.OutputMarkerPath: ourMarker})
@@ -158,6 +162,7 @@ func TestStageAbortLeavesDestination(t *testing.T) {
 // destination's lock: a live writer's staging survives a second writer,
 // which is refused; once the writer is gone, every leftover goes.
 func TestStaleStagingOnlyWhenOwnerGone(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard")
 	dead := filepath.Join(parent, ".shard.ceres-tmp-111")

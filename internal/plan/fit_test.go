@@ -11,6 +11,7 @@ import (
 )
 
 func TestCheckFit(t *testing.T) {
+	t.Parallel()
 	events := []journal.Event{
 		{T: 0, Kind: journal.EventRunStart},
 		{T: 1, Kind: journal.EventAttemptStart, Task: "wave", Cycle: 1, Repetition: 1, Attempt: 1},
@@ -72,6 +73,7 @@ func TestCheckFit(t *testing.T) {
 }
 
 func TestBuildErrors(t *testing.T) {
+	t.Parallel()
 	types := MapTypes(map[string]string{"wave": TypeTimed})
 	for _, fps := range []int{0, -1, lerobot.MaxFPS + 1} {
 		if _, err := Build(nil, types, fps); err == nil {

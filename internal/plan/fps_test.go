@@ -7,6 +7,7 @@ import (
 )
 
 func TestDefaultFPS(t *testing.T) {
+	t.Parallel()
 	imu := journal.Stream{ID: "imu", Kind: journal.KindSensor, RateHz: 100}
 	mic := journal.Stream{ID: "mic", Kind: journal.KindAudio}
 	front := journal.Stream{ID: "front", Kind: journal.KindVideo, FPS: 29.97}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestFindLoss(t *testing.T) {
+	t.Parallel()
 	att := func(kind string, task string, c, r, a int) journal.Event {
 		return journal.Event{Kind: kind, Task: task, Cycle: c, Repetition: r, Attempt: a, Cause: "next"}
 	}

@@ -194,6 +194,7 @@ func oracle(s session, fps int) map[Key]Fate {
 // once, episodes are in start order, and no episode window overlaps a
 // retried attempt's recording.
 func TestPlanProperties(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(20261129, 3))
 	seen := map[Fate]int{}
 	defer func() {

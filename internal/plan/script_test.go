@@ -177,6 +177,7 @@ func orDash(s string) string {
 }
 
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob(filepath.Join("testdata", "*.txt"))
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ func spec(t *testing.T) *taskspec.Spec {
 }
 
 func TestParseMode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want Mode
@@ -46,6 +47,7 @@ func TestParseMode(t *testing.T) {
 }
 
 func TestTaskLabel(t *testing.T) {
+	t.Parallel()
 	s := spec(t)
 	want := map[string]string{
 		"pick":    "Pick sample", // the label carries no private string
@@ -164,6 +166,7 @@ func TestSaltStrings(t *testing.T) {
 }
 
 func TestRedactSpec(t *testing.T) {
+	t.Parallel()
 	s := spec(t)
 	b := RedactSpec(s, "session-1")
 	r, err := taskspec.Parse(b)
@@ -189,6 +192,7 @@ func TestRedactSpec(t *testing.T) {
 }
 
 func TestPrivateStrings(t *testing.T) {
+	t.Parallel()
 	got := PrivateStrings("abc", spec(t), nil, spec(t))
 	want := []string{"Move each sample into the rack", "Inspect until complete", "Sample transfer", "Pick one sample", "Wait"}
 	if !slices.Equal(got, want) {
@@ -197,6 +201,7 @@ func TestPrivateStrings(t *testing.T) {
 }
 
 func TestSaltedHash(t *testing.T) {
+	t.Parallel()
 	a := SaltedHash("pepper", "session-1")
 	if a != SaltedHash("pepper", "session-1") || a == SaltedHash("salt", "session-1") || a == SaltedHash("pepper", "session-2") || len(a) != 34 {
 		t.Errorf("SaltedHash = %q: want 34 characters, a function of exactly the salt and the string", a)

@@ -11,6 +11,7 @@ import (
 const header = "schema: ceres-feature-profile\nversion: 1\n"
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		path     string // the key path the error must name
@@ -72,6 +73,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseYAMLAndJSONAgree(t *testing.T) {
+	t.Parallel()
 	y := header + `features:
   - name: observation.state
     fields:
@@ -130,6 +132,7 @@ func testSession() journal.Session {
 }
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	p, err := Parse("p.yaml", []byte(header+`features:
   - name: observation.state
     fields:
@@ -182,6 +185,7 @@ cameras:
 }
 
 func TestResolveErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, in, path, msg string }{
 		{"no stream", "features:\n  - {name: a, fields: [{stream: arm, field: q}]}\n", "features[0].fields[0].stream", `no stream "arm" in the session (have imu, gripper)`},
 		{"not a sensor", "features:\n  - {name: a, fields: [{stream: front, field: q}]}\n", "features[0].fields[0].stream", "is a video stream"},
@@ -209,6 +213,7 @@ func TestResolveErrors(t *testing.T) {
 }
 
 func TestParseMapping(t *testing.T) {
+	t.Parallel()
 	f, err := ParseMapping("observation.state = imu.accel[0:2], gripper.force")
 	if err != nil {
 		t.Fatal(err)

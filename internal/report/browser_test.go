@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -24,19 +25,14 @@ import (
 )
 
 // chromiumPath finds the headless browser the page tests drive: Debian's
-// chromium package (CERES_CHROMIUM overrides). The Makefile installs it.
+// chromium package (CERES_CHROMIUM overrides). The Makefile installs it;
+// without it the test is skipped, or fails under CERES_TEST_NO_SKIP=1.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	if p := os.Getenv("CERES_CHROMIUM"); p != "" {
-		return p
+	if _, err := exec.LookPath("chromium-browser"); err == nil && os.Getenv("CERES_CHROMIUM") == "" {
+		return testenv.Tool(t, "chromium-browser", "", "")
 	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("chromium is not installed (Debian package chromium; `make deps` installs it): the page is not rendered in a browser")
-	return ""
+	return testenv.Tool(t, "chromium", "CERES_CHROMIUM", "Debian package chromium; `make deps` installs it")
 }
 
 // browserResult is what loading a page in Chromium showed.

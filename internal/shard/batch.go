@@ -1,153 +1,64 @@
 package shard
 
 import (
-	"encoding/binary"
-	"math"
-	"unsafe"
-
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // ColumnData holds one feature's values for one episode, row-major: frame k
-// of a feature of width n is element [k*n, (k+1)*n). Exactly the slice named
-// by the feature's dtype is used (Uint8 for "uint8", Bool for "bool", ...).
+// of a feature of width n is element [k*n, (k+1)*n). The values are a slice
+// of the feature dtype's Go type ([]float32 for "float32", []bool for
+// "bool", []string for "string", ...); every operation goes through the
+// dtype table (lerobot.Dtype.Values), so no dtype is spelled here. Values
+// and ColumnOf give typed access.
 type ColumnData struct {
-	Float32 []float32
-	Float64 []float64
-	Int32   []int32
-	Int64   []int64
-	Uint8   []uint8
-	Bool    []bool
-	String  []string
+	v any
 }
 
-// Len returns the number of values of the slice for dtype.
-func (c *ColumnData) Len(dtype lerobot.Dtype) int {
-	switch dtype {
-	case lerobot.Float32:
-		return len(c.Float32)
-	case lerobot.Float64:
-		return len(c.Float64)
-	case lerobot.Int32:
-		return len(c.Int32)
-	case lerobot.Int64:
-		return len(c.Int64)
-	case lerobot.Uint8:
-		return len(c.Uint8)
-	case lerobot.Bool:
-		return len(c.Bool)
-	case lerobot.String:
-		return len(c.String)
-	}
-	return 0
+// ColumnOf is a column holding v.
+func ColumnOf[T any](v []T) ColumnData { return ColumnData{v: v} }
+
+// Values returns c's values as []T; nil when c holds another type.
+func Values[T any](c *ColumnData) []T {
+	s, _ := c.v.([]T)
+	return s
 }
 
-// Resize makes the slice for dtype n long, reusing its storage when its
+// SetValues makes c hold v.
+func SetValues[T any](c *ColumnData, v []T) { c.v = v }
+
+// Len returns the number of values of c, a column of dtype.
+func (c *ColumnData) Len(dtype lerobot.Dtype) int { return dtype.Values().Len(c.v) }
+
+// Resize makes c n values of dtype long, reusing its storage when its
 // capacity suffices; new elements are zero.
-func (c *ColumnData) Resize(dtype lerobot.Dtype, n int) {
-	switch dtype {
-	case lerobot.Float32:
-		c.Float32 = resize(c.Float32, n)
-	case lerobot.Float64:
-		c.Float64 = resize(c.Float64, n)
-	case lerobot.Int32:
-		c.Int32 = resize(c.Int32, n)
-	case lerobot.Int64:
-		c.Int64 = resize(c.Int64, n)
-	case lerobot.Uint8:
-		c.Uint8 = resize(c.Uint8, n)
-	case lerobot.Bool:
-		c.Bool = resize(c.Bool, n)
-	case lerobot.String:
-		c.String = resize(c.String, n)
-	}
-}
+func (c *ColumnData) Resize(dtype lerobot.Dtype, n int) { c.v = dtype.Values().Resize(c.v, n) }
 
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
-}
-
-// Bytes views the memory of the slice for a numeric dtype other than bool
-// as bytes, in the host's byte order (nil for the other dtypes).
-func (c *ColumnData) Bytes(dtype lerobot.Dtype) []byte {
-	switch dtype {
-	case lerobot.Float32:
-		return sliceBytes(c.Float32)
-	case lerobot.Float64:
-		return sliceBytes(c.Float64)
-	case lerobot.Int32:
-		return sliceBytes(c.Int32)
-	case lerobot.Int64:
-		return sliceBytes(c.Int64)
-	case lerobot.Uint8:
-		return c.Uint8
-	}
-	return nil
-}
-
-func sliceBytes[T float32 | float64 | int32 | int64](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
+// Bytes views the memory of a numeric column other than bool as bytes, in
+// the host's byte order (nil for the other dtypes).
+func (c *ColumnData) Bytes(dtype lerobot.Dtype) []byte { return dtype.Values().Bytes(c.v) }
 
 // PutLittleEndian decodes n little-endian elements of numeric dtype from raw
-// into the slice for dtype at [at, at+n); a bool is true for any nonzero
-// byte.
+// into [at, at+n); a bool is true for any nonzero byte.
 func (c *ColumnData) PutLittleEndian(dtype lerobot.Dtype, at int, raw []byte, n int) {
-	switch dtype {
-	case lerobot.Float32:
-		dst := c.Float32[at : at+n]
-		for e := range dst {
-			dst[e] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*e:]))
-		}
-	case lerobot.Float64:
-		dst := c.Float64[at : at+n]
-		for e := range dst {
-			dst[e] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*e:]))
-		}
-	case lerobot.Int32:
-		dst := c.Int32[at : at+n]
-		for e := range dst {
-			dst[e] = int32(binary.LittleEndian.Uint32(raw[4*e:]))
-		}
-	case lerobot.Int64:
-		dst := c.Int64[at : at+n]
-		for e := range dst {
-			dst[e] = int64(binary.LittleEndian.Uint64(raw[8*e:]))
-		}
-	case lerobot.Uint8:
-		copy(c.Uint8[at:at+n], raw[:n])
-	case lerobot.Bool:
-		dst := c.Bool[at : at+n]
-		for e := range dst {
-			dst[e] = raw[e] != 0
-		}
-	}
+	dtype.Values().PutLittleEndian(c.v, at, raw, n)
 }
 
 // SetFloat64 stores v, converted to the numeric dtype (Go's conversion:
-// truncation toward zero for integers; a bool is v != 0), at index i of the
-// slice for dtype.
+// truncation toward zero for integers; a bool is v != 0), at index i.
 func (c *ColumnData) SetFloat64(dtype lerobot.Dtype, i int, v float64) {
-	switch dtype {
-	case lerobot.Float32:
-		c.Float32[i] = float32(v)
-	case lerobot.Float64:
-		c.Float64[i] = v
-	case lerobot.Int32:
-		c.Int32[i] = int32(v)
-	case lerobot.Int64:
-		c.Int64[i] = int64(v)
-	case lerobot.Uint8:
-		c.Uint8[i] = uint8(v)
-	case lerobot.Bool:
-		c.Bool[i] = v != 0
-	}
+	dtype.Values().SetFloat64(c.v, i, v)
+}
+
+// ShiftRows sets row k of c (width w) to row k+1 of src, for the first n
+// rows, and row n-1 to src's row n-1: a derived feature's next value.
+func (c *ColumnData) ShiftRows(dtype lerobot.Dtype, src *ColumnData, n, w int) {
+	dtype.Values().ShiftRows(c.v, src.v, n, w)
+}
+
+// Clone returns a copy of c, a column of dtype, that shares no storage
+// with it.
+func (c *ColumnData) Clone(dtype lerobot.Dtype) ColumnData {
+	return ColumnData{v: dtype.Values().Clone(c.v)}
 }
 
 // EpisodeBatch is one episode's rows in columnar form: Len frames and one
@@ -161,7 +72,7 @@ type EpisodeBatch struct {
 }
 
 // NewEpisodeBatch allocates a batch for features with room for capacity
-// frames per column; fill Columns[i] by slicing to Len*width.
+// frames per column; fill Columns[i] by resizing to Len*width.
 func NewEpisodeBatch(features []Feature, capacity int) *EpisodeBatch {
 	b := &EpisodeBatch{}
 	for _, f := range features {

@@ -66,10 +66,10 @@ func makeBenchData() *benchData {
 				r.State[i] = float32(rng.NormFloat64())
 				r.Action[i] = float32(rng.NormFloat64())
 			}
-			b.Columns[0].Float32 = append(b.Columns[0].Float32, r.State...)
-			b.Columns[1].Float32 = append(b.Columns[1].Float32, r.Action...)
-			b.Columns[2].Float32 = append(b.Columns[2].Float32, r.Gripper)
-			b.Columns[3].Bool = append(b.Columns[3].Bool, r.Flag)
+			appendValues(&b.Columns[0], r.State...)
+			appendValues(&b.Columns[1], r.Action...)
+			appendValues(&b.Columns[2], r.Gripper)
+			appendValues(&b.Columns[3], r.Flag)
 			rows[k] = r
 		}
 		d.batches = append(d.batches, b)
@@ -126,6 +126,7 @@ func writeBuilderStage(tb testing.TB, dir string, d *benchData) time.Duration {
 // TestBenchmarkReferenceSchema proves the reference writes the same
 // Parquet schema as the DataWriter, so the benchmark compares like with like.
 func TestBenchmarkReferenceSchema(t *testing.T) {
+	t.Parallel()
 	ours, _, err := dataFileLayout(dataColumns(benchFeatures), dataColumns(benchFeatures), defaultCreatedBy)
 	if err != nil {
 		t.Fatal(err)
@@ -201,6 +202,7 @@ func BenchmarkRowsStage(b *testing.B) {
 // TestRowsStageAllocations checks the per-row path does not allocate: the
 // allocations of writing an episode do not grow with its length.
 func TestRowsStageAllocations(t *testing.T) {
+	// Not parallel: AllocsPerRun counts every goroutine's allocations.
 	short, long := allocsForFrames(t, 500), allocsForFrames(t, 5000)
 	if long > short*1.5+50 {
 		t.Fatalf("allocations grow with rows: %v for 500 frames, %v for 5000", short, long)
@@ -210,10 +212,10 @@ func TestRowsStageAllocations(t *testing.T) {
 func allocsForFrames(t *testing.T, frames int) float64 {
 	batch := NewEpisodeBatch(benchFeatures, frames)
 	batch.Len = frames
-	batch.Columns[0].Float32 = batch.Columns[0].Float32[:frames*14]
-	batch.Columns[1].Float32 = batch.Columns[1].Float32[:frames*14]
-	batch.Columns[2].Float32 = batch.Columns[2].Float32[:frames]
-	batch.Columns[3].Bool = batch.Columns[3].Bool[:frames]
+	SetValues(&batch.Columns[0], Values[float32](&batch.Columns[0])[:frames*14])
+	SetValues(&batch.Columns[1], Values[float32](&batch.Columns[1])[:frames*14])
+	SetValues(&batch.Columns[2], Values[float32](&batch.Columns[2])[:frames])
+	SetValues(&batch.Columns[3], Values[bool](&batch.Columns[3])[:frames])
 	w, err := NewDataWriter(t.TempDir(), benchFeatures, DataWriterOptions{FPS: benchFPS})
 	if err != nil {
 		t.Fatal(err)

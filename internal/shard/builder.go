@@ -275,9 +275,9 @@ func (b *Builder) episodeStats(rows *EpisodeBatch, index, task, from int64, vide
 		frameIdx[k], epIdx[k], idx[k], taskIdx[k] = int64(k), index, from+int64(k), task
 	}
 	i64 := Feature{Dtype: lerobot.Int64, Shape: []int{1}}
-	jobs[si] = job{Feature{Dtype: lerobot.Float64, Shape: []int{1}}, &ColumnData{Float64: ts}}
+	jobs[si] = job{Feature{Dtype: lerobot.Float64, Shape: []int{1}}, &ColumnData{v: ts}}
 	for j := range b.defInts {
-		jobs[si+1+j] = job{i64, &ColumnData{Int64: b.defInts[j][:n]}}
+		jobs[si+1+j] = job{i64, &ColumnData{v: b.defInts[j][:n]}}
 	}
 
 	workers := min(b.workers, len(jobs))

@@ -10,6 +10,7 @@ import (
 
 // yamlString writes every string so that YAML reads the same string back.
 func TestYAMLString(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"CERES", "phone-demonstrator", "so100", "yes", "no", "null", "1.5", "12", "a b", "a: b", "-x", "#x", "é", "x\ny", `q"uote`, ""} {
 		var list []any
 		if err := yaml.Unmarshal([]byte("- "+yamlString(s)), &list); err != nil || len(list) != 1 || list[0] != s {
@@ -19,6 +20,7 @@ func TestYAMLString(t *testing.T) {
 }
 
 func TestWriteCardNeedsFinish(t *testing.T) {
+	t.Parallel()
 	b, err := NewBuilder(t.TempDir(), []Feature{{Name: "x", Dtype: lerobot.Float32, Shape: []int{1}}}, Options{FPS: 30})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
 
 // referenceDir holds LeRobot 0.4.4's own output for a small dataset, dumped
@@ -50,11 +51,11 @@ func buildLeRobotReferenceTwin(t *testing.T, dir string) {
 		c := batch.Columns
 		for k := 0; k < e.n; k++ {
 			tk := float64(k) / 30
-			c[0].Float32 = append(c[0].Float32, float32(float64(ep)+tk), float32(-tk), float32(0.5*float64(k)))
-			c[1].Float32 = append(c[1].Float32, float32(0.01*float64(k)))
-			c[2].Int64 = append(c[2].Int64, counter)
-			c[3].Bool = append(c[3].Bool, k%3 == 0)
-			c[4].Float32 = append(c[4].Float32, float32(0.1), float32(-0.1*float64(ep)), float32(0.01*float64(k)))
+			appendValues(&c[0], float32(float64(ep)+tk), float32(-tk), float32(0.5*float64(k)))
+			appendValues(&c[1], float32(0.01*float64(k)))
+			appendValues(&c[2], counter)
+			appendValues(&c[3], k%3 == 0)
+			appendValues(&c[4], float32(0.1), float32(-0.1*float64(ep)), float32(0.01*float64(k)))
 			counter++
 		}
 		if err := b.WriteEpisode(EpisodeMeta{Task: e.task}, batch); err != nil {
@@ -72,8 +73,9 @@ func buildLeRobotReferenceTwin(t *testing.T, dir string) {
 // LeRobot's float32 rounding; quantiles within one histogram bin); every data
 // row; and the episodes columns LeRobot writes, in its order.
 func TestMatchesLeRobotReference(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(filepath.Join(referenceDir, "info.json")); err != nil {
-		t.Skipf("no LeRobot reference output: %v", err)
+		testenv.Missing(t, "no LeRobot reference output (tests/conformance/reference is part of the repository): %v", err)
 	}
 	dir := t.TempDir()
 	buildLeRobotReferenceTwin(t, dir)

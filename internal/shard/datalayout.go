@@ -47,23 +47,11 @@ func (g orderedGroup) Fields() []parquet.Field {
 	return out
 }
 
-// parquetLeaf is the Parquet leaf of a dtype as pyarrow writes it.
+// parquetLeaf is the Parquet leaf of a dtype as pyarrow writes it (the
+// dtype table's).
 func parquetLeaf(dtype lerobot.Dtype) parquet.Node {
-	switch dtype {
-	case lerobot.Float32:
-		return parquet.Leaf(parquet.FloatType)
-	case lerobot.Float64:
-		return parquet.Leaf(parquet.DoubleType)
-	case lerobot.Int32:
-		return parquet.Leaf(parquet.Int32Type)
-	case lerobot.Int64:
-		return parquet.Leaf(parquet.Int64Type)
-	case lerobot.Uint8:
-		return parquet.Uint(8)
-	case lerobot.Bool:
-		return parquet.Leaf(parquet.BooleanType)
-	case lerobot.String:
-		return parquet.String()
+	if n := dtype.ParquetLeaf(); n != nil {
+		return n
 	}
 	panic("shard: no Parquet type for dtype " + string(dtype))
 }

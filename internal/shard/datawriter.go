@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -204,7 +203,7 @@ func (w *DataWriter) writeEpisode(episodeIndex, taskIndex int64, b *EpisodeBatch
 	for i := range b.Columns {
 		data = append(data, &b.Columns[i])
 	}
-	w.defCols = [5]ColumnData{{Float32: ts}, {Int64: frameIdx}, {Int64: epIdx}, {Int64: index}, {Int64: taskIdx}}
+	w.defCols = [5]ColumnData{{v: ts}, {v: frameIdx}, {v: epIdx}, {v: index}, {v: taskIdx}}
 	for i := range w.defCols {
 		data = append(data, &w.defCols[i])
 	}
@@ -356,36 +355,7 @@ func (w *DataWriter) writeColumn(cw *parquet.ColumnWriter, f Feature, c *ColumnD
 		end := min(start+chunkRows, rows)
 		vals := (*scratch)[:(end-start)*width]
 		lo, hi := start*width, end*width
-		switch f.Dtype {
-		case lerobot.Float32:
-			for i, x := range c.Float32[lo:hi] {
-				vals[i] = parquet.FloatValue(x)
-			}
-		case lerobot.Float64:
-			for i, x := range c.Float64[lo:hi] {
-				vals[i] = parquet.DoubleValue(x)
-			}
-		case lerobot.Int32:
-			for i, x := range c.Int32[lo:hi] {
-				vals[i] = parquet.Int32Value(x)
-			}
-		case lerobot.Int64:
-			for i, x := range c.Int64[lo:hi] {
-				vals[i] = parquet.Int64Value(x)
-			}
-		case lerobot.Uint8:
-			for i, x := range c.Uint8[lo:hi] {
-				vals[i] = parquet.Int32Value(int32(x))
-			}
-		case lerobot.Bool:
-			for i, x := range c.Bool[lo:hi] {
-				vals[i] = parquet.BooleanValue(x)
-			}
-		case lerobot.String:
-			for i, x := range c.String[lo:hi] {
-				vals[i] = parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(x), len(x)))
-			}
-		}
+		f.Dtype.Values().ParquetValues(vals, c.v, lo, hi)
 		if f.isVector() {
 			for r := 0; r < len(vals); r += width {
 				row := vals[r : r+width]

@@ -90,23 +90,11 @@ func validateFeatures(features []Feature) error {
 	return nil
 }
 
-// arrowPrimitive is the Arrow type LeRobot (via datasets.Value) writes for a dtype.
+// arrowPrimitive is the Arrow type LeRobot (via datasets.Value) writes for
+// a dtype (the dtype table's).
 func arrowPrimitive(dtype lerobot.Dtype) arrow.DataType {
-	switch dtype {
-	case lerobot.Float32:
-		return arrow.PrimitiveTypes.Float32
-	case lerobot.Float64:
-		return arrow.PrimitiveTypes.Float64
-	case lerobot.Int32:
-		return arrow.PrimitiveTypes.Int32
-	case lerobot.Int64:
-		return arrow.PrimitiveTypes.Int64
-	case lerobot.Uint8:
-		return arrow.PrimitiveTypes.Uint8
-	case lerobot.Bool:
-		return arrow.FixedWidthTypes.Boolean
-	case lerobot.String:
-		return arrow.BinaryTypes.String
+	if t := dtype.ArrowType(); t != nil {
+		return t
 	}
 	panic("shard: no Arrow type for dtype " + string(dtype))
 }

@@ -6,6 +6,7 @@ import (
 )
 
 func TestDecodeJSONKeepsOrderAndTypes(t *testing.T) {
+	t.Parallel()
 	in := `{"b": 1, "a": [1.0, 2.5, -3, "x", null, true, {"z": {}, "y": []}], "c": 1e-05}`
 	v, err := DecodeJSON([]byte(in))
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestOpenPrevious(t *testing.T) {
+	t.Parallel()
 	dest := t.TempDir()
 	video := layout.VideoPath("cam", 0, 0)
 	for _, rel := range []string{layout.InfoPath, video, layout.VideoDir("cam") + "/notes.txt"} {
@@ -30,6 +31,7 @@ func TestOpenPrevious(t *testing.T) {
 }
 
 func TestOpenPreviousMissing(t *testing.T) {
+	t.Parallel()
 	p, err := OpenPrevious(filepath.Join(t.TempDir(), "none"))
 	if p != nil || err != nil {
 		t.Errorf("OpenPrevious of a missing dir = %v, %v", p, err)

@@ -56,14 +56,14 @@ func fillFixtureBatch(b *EpisodeBatch, e, n int) {
 	modes := []string{"auto", "manuel", "tëleop"}
 	for k := 0; k < n; k++ {
 		c := b.Columns
-		c[0].Float32 = append(c[0].Float32, float32(k)+0.25, float32(e)-1.5, float32(rng.NormFloat64()))
-		c[1].Float64 = append(c[1].Float64, rng.Float64(), -rng.ExpFloat64())
-		c[2].Float32 = append(c[2].Float32, float32(k%3)/2)
-		c[3].Int32 = append(c[3].Int32, int32(rng.Intn(1000)-500))
-		c[4].Int64 = append(c[4].Int64, int64(k)*1_000_000_007, -int64(e))
-		c[5].Uint8 = append(c[5].Uint8, uint8(rng.Intn(256)), uint8(k))
-		c[6].Bool = append(c[6].Bool, (k+e)%3 == 0)
-		c[7].String = append(c[7].String, modes[(k+e)%3])
+		appendValues(&c[0], float32(k)+0.25, float32(e)-1.5, float32(rng.NormFloat64()))
+		appendValues(&c[1], rng.Float64(), -rng.ExpFloat64())
+		appendValues(&c[2], float32(k%3)/2)
+		appendValues(&c[3], int32(rng.Intn(1000)-500))
+		appendValues(&c[4], int64(k)*1_000_000_007, -int64(e))
+		appendValues(&c[5], uint8(rng.Intn(256)), uint8(k))
+		appendValues(&c[6], (k+e)%3 == 0)
+		appendValues(&c[7], modes[(k+e)%3])
 	}
 }
 
@@ -149,6 +149,7 @@ func readArrowTable(t *testing.T, path string) (arrow.Table, *file.Reader) {
 // of parquet-go) and checks types, values, row groups and the
 // huggingface metadata.
 func TestDataReadBack(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir, fixtureOptions)
 	tbl, rdr := readArrowTable(t, filepath.Join(dir, "data/chunk-000/file-000.parquet"))
@@ -210,14 +211,14 @@ func TestDataReadBack(t *testing.T) {
 				}
 			}
 			c := want.Columns
-			checkRow(0, listValues(tbl, 0, r), c[0].Float32[k*3:k*3+3])
-			checkRow(1, listValues(tbl, 1, r), c[1].Float64[k*2:k*2+2])
-			checkRow(2, scalarValue(tbl, 2, r), c[2].Float32[k])
-			checkRow(3, scalarValue(tbl, 3, r), c[3].Int32[k])
-			checkRow(4, listValues(tbl, 4, r), c[4].Int64[k*2:k*2+2])
-			checkRow(5, listValues(tbl, 5, r), c[5].Uint8[k*2:k*2+2])
-			checkRow(6, scalarValue(tbl, 6, r), c[6].Bool[k])
-			checkRow(7, scalarValue(tbl, 7, r), c[7].String[k])
+			checkRow(0, listValues(tbl, 0, r), Values[float32](&c[0])[k*3:k*3+3])
+			checkRow(1, listValues(tbl, 1, r), Values[float64](&c[1])[k*2:k*2+2])
+			checkRow(2, scalarValue(tbl, 2, r), Values[float32](&c[2])[k])
+			checkRow(3, scalarValue(tbl, 3, r), Values[int32](&c[3])[k])
+			checkRow(4, listValues(tbl, 4, r), Values[int64](&c[4])[k*2:k*2+2])
+			checkRow(5, listValues(tbl, 5, r), Values[uint8](&c[5])[k*2:k*2+2])
+			checkRow(6, scalarValue(tbl, 6, r), Values[bool](&c[6])[k])
+			checkRow(7, scalarValue(tbl, 7, r), Values[string](&c[7])[k])
 			checkRow(8, scalarValue(tbl, 8, r), float32(float64(k)/10))
 			checkRow(9, scalarValue(tbl, 9, r), int64(k))
 			checkRow(10, scalarValue(tbl, 10, r), int64(e))
@@ -307,6 +308,7 @@ func locate(tbl arrow.Table, col, r int) (arrow.Array, int) {
 // whose column order differs from the Parquet columns (readers match the two
 // by position), and that the written files pass it.
 func TestArrowSchemaDrift(t *testing.T) {
+	t.Parallel()
 	feats := fixtureFeatures[:3]
 	for _, tc := range []struct {
 		name    string
@@ -328,9 +330,9 @@ func TestArrowSchemaDrift(t *testing.T) {
 			}
 			b := NewEpisodeBatch(feats, 4)
 			b.Len = 2
-			b.Columns[0].Float32 = []float32{1, 2, 3, 4, 5, 6}
-			b.Columns[1].Float64 = []float64{1, 2, 3, 4}
-			b.Columns[2].Float32 = []float32{7, 8}
+			SetValues(&b.Columns[0], []float32{1, 2, 3, 4, 5, 6})
+			SetValues(&b.Columns[1], []float64{1, 2, 3, 4})
+			SetValues(&b.Columns[2], []float32{7, 8})
 			if _, err := w.WriteEpisode(0, 0, b); err != nil {
 				t.Fatal(err)
 			}
@@ -369,6 +371,7 @@ func sameTypeIgnoringChildNames(a, b arrow.DataType) bool {
 // TestTasksParquet checks meta/tasks.parquet: rows in task_index order and
 // the pandas metadata that makes "task" the index.
 func TestTasksParquet(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir, fixtureOptions)
 	tbl, rdr := readArrowTable(t, filepath.Join(dir, "meta/tasks.parquet"))
@@ -408,6 +411,7 @@ func TestTasksParquet(t *testing.T) {
 // TestEpisodesParquet checks row content of meta/episodes, including the
 // nullable ceres/outcome and the video columns.
 func TestEpisodesParquet(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir, fixtureOptions)
 	tbl, _ := readArrowTable(t, filepath.Join(dir, "meta/episodes/chunk-000/file-000.parquet"))
@@ -453,6 +457,7 @@ func TestEpisodesParquet(t *testing.T) {
 // TestGolden compares info.json, stats.json and a text dump of every Parquet
 // file's schema and key-value metadata with testdata/golden (-update rewrites).
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	buildFixture(t, dir, fixtureOptions)
 	for _, g := range []struct{ golden, content string }{
@@ -550,6 +555,7 @@ func firstDiff(a, b string) string {
 
 // TestDeterminism builds the fixture twice and compares every file's bytes.
 func TestDeterminism(t *testing.T) {
+	t.Parallel()
 	a, b := t.TempDir(), t.TempDir()
 	buildFixture(t, a, fixtureOptions)
 	buildFixture(t, b, fixtureOptions)
@@ -579,6 +585,7 @@ func listFiles(t *testing.T, root string) []string {
 // TestRotation sets a tiny size limit so that LeRobot's rule starts a file
 // for every episode after the first few bytes, with chunks of two files.
 func TestRotation(t *testing.T) {
+	t.Parallel()
 	feats := fixtureFeatures[:1]
 	dir := t.TempDir()
 	w, err := NewDataWriter(dir, feats, DataWriterOptions{FPS: 10, FileSizeBytes: 1, ChunksSize: 2})
@@ -589,7 +596,7 @@ func TestRotation(t *testing.T) {
 	wantLoc := [][2]int{{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0}}
 	var from int64
 	for e, n := range lens {
-		b := &EpisodeBatch{Len: n, Columns: []ColumnData{{Float32: make([]float32, 3*n)}}}
+		b := &EpisodeBatch{Len: n, Columns: []ColumnData{ColumnOf(make([]float32, 3*n))}}
 		loc, err := w.WriteEpisode(int64(e), 0, b)
 		if err != nil {
 			t.Fatal(err)
@@ -626,7 +633,7 @@ func TestRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	for e, n := range lens {
-		loc, err := w2.WriteEpisode(int64(e), 0, &EpisodeBatch{Len: n, Columns: []ColumnData{{Float32: make([]float32, 3*n)}}})
+		loc, err := w2.WriteEpisode(int64(e), 0, &EpisodeBatch{Len: n, Columns: []ColumnData{ColumnOf(make([]float32, 3*n))}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -642,6 +649,7 @@ func TestRotation(t *testing.T) {
 // TestWriterErrors covers validation errors (the writer stays usable) and
 // the broken state after a failure.
 func TestWriterErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b, err := NewBuilder(dir, fixtureFeatures, fixtureOptions)
 	if err != nil {
@@ -656,7 +664,7 @@ func TestWriterErrors(t *testing.T) {
 
 	short := *batch
 	short.Columns = append([]ColumnData(nil), batch.Columns...)
-	short.Columns[0].Float32 = short.Columns[0].Float32[:5]
+	SetValues(&short.Columns[0], Values[float32](&short.Columns[0])[:5])
 	nan := fixtureVideoStats(0)
 	nan.Mean = []float64{math.NaN(), 0, 0}
 	for _, tc := range []struct {
@@ -719,6 +727,7 @@ func TestWriterErrors(t *testing.T) {
 // TestWorkersDoNotChangeOutput writes the same episodes with one and with
 // several encoding goroutines and compares the data file bytes.
 func TestWorkersDoNotChangeOutput(t *testing.T) {
+	t.Parallel()
 	d := makeBenchData()
 	var files []string
 	for _, workers := range []int{1, 3} {

@@ -118,44 +118,23 @@ func aggregateStats(a, b Stats, q QuantileAggregation) Stats {
 	return out
 }
 
-// statsScratch holds the histogram reused between features and episodes.
+// statsScratch holds the histogram and one dimension's values, reused
+// between features and episodes.
 type statsScratch struct {
 	hist []float64
+	dim  []float64
 }
 
-// number is the element type of a numeric column.
-type number interface {
-	~float32 | ~float64 | ~int32 | ~int64 | ~uint8
-}
-
-// columnStats computes a feature's stats over one episode (rows frames).
+// columnStats computes a feature's stats over one episode (rows frames):
+// each dimension's values are taken out as float64 by the dtype table
+// (lerobot.Values.Dimension), so no dtype is spelled here.
 func columnStats(f Feature, c *ColumnData, rows int, s *statsScratch) Stats {
+	values := f.Dtype.Values()
+	if !f.Dtype.Numeric() || values == nil {
+		panic("shard: no stats for dtype " + string(f.Dtype))
+	}
 	n := f.width()
-	switch f.Dtype {
-	case lerobot.Float32:
-		return statsOf(c.Float32, rows, n, s)
-	case lerobot.Float64:
-		return statsOf(c.Float64, rows, n, s)
-	case lerobot.Int32:
-		return statsOf(c.Int32, rows, n, s)
-	case lerobot.Int64:
-		return statsOf(c.Int64, rows, n, s)
-	case lerobot.Uint8:
-		return statsOf(c.Uint8, rows, n, s)
-	case lerobot.Bool:
-		return statsOfBool(c.Bool, rows, n, s)
-	}
-	panic("shard: no stats for dtype " + string(f.Dtype))
-}
-
-func statsOfBool(v []bool, rows, n int, s *statsScratch) Stats {
-	u := make([]uint8, len(v))
-	for i, b := range v {
-		if b {
-			u[i] = 1
-		}
-	}
-	return statsOf(u, rows, n, s)
+	return statsOf(func(d int, dst []float64) { values.Dimension(c.v, d, n, rows, dst) }, rows, n, s)
 }
 
 // statsOf reproduces LeRobot's get_feature_stats for one episode of a
@@ -173,7 +152,9 @@ func statsOfBool(v []bool, rows, n int, s *statsScratch) Stats {
 // LeRobot 0.4.4 accumulates float32 features in float32 and uses
 // E[x^2]-E[x]^2; computing in float64 differs from it only by float32
 // rounding, and quantiles land in the same histogram bin.
-func statsOf[T number](v []T, rows, n int, s *statsScratch) Stats {
+//
+// dim(d, x) stores dimension d's rows values, as float64, in x.
+func statsOf(dim func(d int, x []float64), rows, n int, s *statsScratch) Stats {
 	st := Stats{
 		Min: make([]float64, n), Max: make([]float64, n), Mean: make([]float64, n), Std: make([]float64, n),
 		Count: int64(rows),
@@ -185,10 +166,14 @@ func statsOf[T number](v []T, rows, n int, s *statsScratch) Stats {
 	if len(s.hist) != bins {
 		s.hist = make([]float64, bins)
 	}
+	if cap(s.dim) < rows {
+		s.dim = make([]float64, rows)
+	}
+	v := s.dim[:rows]
 	for d := 0; d < n; d++ {
+		dim(d, v)
 		lo, hi, sum := math.Inf(1), math.Inf(-1), 0.0
-		for k := 0; k < rows; k++ {
-			x := float64(v[k*n+d])
+		for _, x := range v {
 			if x < lo {
 				lo = x
 			}
@@ -206,8 +191,8 @@ func statsOf[T number](v []T, rows, n int, s *statsScratch) Stats {
 			continue
 		}
 		var ss float64
-		for k := 0; k < rows; k++ {
-			dx := float64(v[k*n+d]) - mean
+		for _, x := range v {
+			dx := x - mean
 			ss += dx * dx
 		}
 		st.Std[d] = math.Sqrt(ss / float64(rows))
@@ -224,8 +209,7 @@ func statsOf[T number](v []T, rows, n int, s *statsScratch) Stats {
 		hist := s.hist
 		clear(hist)
 		inv := 1 / step
-		for k := 0; k < rows; k++ {
-			x := float64(v[k*n+d])
+		for _, x := range v {
 			i := int((x - start) * inv)
 			i = max(0, min(i, bins-1))
 			for i > 0 && x < edge(i) {

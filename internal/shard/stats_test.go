@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // directStats computes min, max, mean and population std of element d by
@@ -38,6 +40,7 @@ func directStats(v []float64, rows, n, d int) (lo, hi, mean, std float64, q [5]f
 }
 
 func TestStatsAgainstDirect(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		rows int
@@ -58,7 +61,7 @@ func TestStatsAgainstDirect(t *testing.T) {
 					v[k*n+d] = tc.gen(r, k, d)
 				}
 			}
-			st := statsOf(v, tc.rows, n, &statsScratch{})
+			st := statsOfValues(lerobot.Float64, v, tc.rows, n)
 			if st.Count != int64(tc.rows) {
 				t.Errorf("count %d", st.Count)
 			}
@@ -87,7 +90,8 @@ func near(a, b, rel float64) bool {
 
 // TestStatsSingleFrame is LeRobot's _compute_basic_stats: std 0, quantiles = mean.
 func TestStatsSingleFrame(t *testing.T) {
-	st := statsOf([]float32{1.5, -2}, 1, 2, &statsScratch{})
+	t.Parallel()
+	st := statsOfValues(lerobot.Float32, []float32{1.5, -2}, 1, 2)
 	for d, want := range []float64{1.5, -2} {
 		if st.Min[d] != want || st.Max[d] != want || st.Mean[d] != want || st.Std[d] != 0 {
 			t.Errorf("d=%d: %+v", d, st)
@@ -104,6 +108,7 @@ func TestStatsSingleFrame(t *testing.T) {
 // does when saving each episode) gives the direct stats of all rows for
 // min, max, mean, std and count; quantiles follow the chosen rule.
 func TestAggregateMatchesDirect(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewSource(3))
 	var all []float64
 	var eps []Stats
@@ -113,7 +118,7 @@ func TestAggregateMatchesDirect(t *testing.T) {
 			v[k] = r.NormFloat64()*float64(e+1) + float64(e)
 		}
 		all = append(all, v...)
-		eps = append(eps, statsOf(v, rows, 1, &statsScratch{}))
+		eps = append(eps, statsOfValues(lerobot.Float64, v, rows, 1))
 	}
 	for _, mode := range []QuantileAggregation{QuantileWeightedMean, QuantileEnvelope} {
 		agg := eps[0].clone()
@@ -154,6 +159,7 @@ func TestAggregateMatchesDirect(t *testing.T) {
 }
 
 func TestPyFloatRepr(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		f    float64
 		want string
@@ -171,6 +177,7 @@ func TestPyFloatRepr(t *testing.T) {
 }
 
 func TestPyJSON(t *testing.T) {
+	t.Parallel()
 	v := JSONObject{
 		{"s", "a\"b\\c\n\t\x01é€😀\u007f"}, {"n", nil}, {"e", []int{}}, {"o", JSONObject{}},
 		{"l", []any{1, 2.0, true}}, {"m", map[string]any{"b": 1, "a": 2}},
@@ -225,4 +232,10 @@ func FuzzPyFloatRepr(f *testing.F) {
 			t.Fatalf("repr %q of %v looks like an int", s, x)
 		}
 	})
+}
+
+// statsOfValues is the stats of v as a column of dtype, rows rows of width n.
+func statsOfValues[T any](dtype lerobot.Dtype, v []T, rows, n int) Stats {
+	c := ColumnOf(v)
+	return columnStats(Feature{Name: "x", Dtype: dtype, Shape: []int{n}}, &c, rows, &statsScratch{})
 }

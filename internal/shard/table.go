@@ -164,18 +164,18 @@ func numbers(a arrow.Array, i int) ([]float64, error) {
 // row-major as ColumnData expects.
 func fillColumn(f Feature, a arrow.Array, lo, hi int, c *ColumnData) error {
 	width := f.Shape[0]
-	values := a
+	vals := a
 	vlo, vhi := lo, hi
 	switch l := a.(type) {
 	case *array.FixedSizeList:
 		if int(l.DataType().(*arrow.FixedSizeListType).Len()) != width {
 			return fmt.Errorf("feature %s: list length %d, want %d", f.Name, l.DataType().(*arrow.FixedSizeListType).Len(), width)
 		}
-		values = l.ListValues()
+		vals = l.ListValues()
 		off := l.Offset()
 		vlo, vhi = (off+lo)*width, (off+hi)*width
 	case *array.List:
-		values = l.ListValues()
+		vals = l.ListValues()
 		s, _ := l.ValueOffsets(lo)
 		_, e := l.ValueOffsets(hi - 1)
 		if int(e-s) != (hi-lo)*width {
@@ -187,60 +187,12 @@ func fillColumn(f Feature, a arrow.Array, lo, hi int, c *ColumnData) error {
 			return fmt.Errorf("feature %s: want a list of %d, found %s", f.Name, width, typeName(a))
 		}
 	}
-	bad := func() error {
-		return fmt.Errorf("feature %s: dtype %s, column holds %s", f.Name, f.Dtype, typeName(values))
+	values, ok := f.Dtype.Values(), false
+	if values != nil {
+		c.v, ok = values.ReadArrow(c.v, vals, vlo, vhi)
 	}
-	switch f.Dtype {
-	case lerobot.Float32:
-		v, ok := values.(*array.Float32)
-		if !ok {
-			return bad()
-		}
-		c.Float32 = append(c.Float32[:0], v.Float32Values()[vlo:vhi]...)
-	case lerobot.Float64:
-		v, ok := values.(*array.Float64)
-		if !ok {
-			return bad()
-		}
-		c.Float64 = append(c.Float64[:0], v.Float64Values()[vlo:vhi]...)
-	case lerobot.Int32:
-		v, ok := values.(*array.Int32)
-		if !ok {
-			return bad()
-		}
-		c.Int32 = append(c.Int32[:0], v.Int32Values()[vlo:vhi]...)
-	case lerobot.Int64:
-		v, ok := values.(*array.Int64)
-		if !ok {
-			return bad()
-		}
-		c.Int64 = append(c.Int64[:0], v.Int64Values()[vlo:vhi]...)
-	case lerobot.Uint8:
-		v, ok := values.(*array.Uint8)
-		if !ok {
-			return bad()
-		}
-		c.Uint8 = append(c.Uint8[:0], v.Uint8Values()[vlo:vhi]...)
-	case lerobot.Bool:
-		v, ok := values.(*array.Boolean)
-		if !ok {
-			return bad()
-		}
-		c.Bool = c.Bool[:0]
-		for j := vlo; j < vhi; j++ {
-			c.Bool = append(c.Bool, v.Value(j))
-		}
-	case lerobot.String:
-		v, ok := values.(*array.String)
-		if !ok {
-			return bad()
-		}
-		c.String = c.String[:0]
-		for j := vlo; j < vhi; j++ {
-			c.String = append(c.String, v.Value(j))
-		}
-	default:
-		return fmt.Errorf("feature %s: unsupported dtype %s", f.Name, f.Dtype)
+	if !ok {
+		return fmt.Errorf("feature %s: dtype %s, column holds %s", f.Name, f.Dtype, typeName(vals))
 	}
 	return nil
 }

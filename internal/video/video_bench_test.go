@@ -17,6 +17,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/benchround"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
 
 // benchSource is one VP8 camera file shaped like a MediaRecorder recording
@@ -109,9 +110,7 @@ func ffmpegArgs(src benchSource, enc EncoderOptions, out string) []string {
 // The *_s metrics are fastest rounds, the *_cpu_s metrics CPU seconds per
 // round (cli_cpu_s: the ffmpeg process).
 func BenchmarkVideoStage(b *testing.B) {
-	if _, err := exec.LookPath("ffmpeg"); err != nil {
-		b.Skip("ffmpeg not on PATH")
-	}
+	testenv.Tool(b, "ffmpeg", "", "Debian package ffmpeg; `make deps` installs it")
 	src := benchFixture(b)
 	for _, enc := range []EncoderOptions{{Codec: EncoderSVTAV1, Threads: 2}, {Codec: EncoderX264, Threads: 2}} {
 		b.Run(enc.Codec, func(b *testing.B) {
