@@ -229,7 +229,7 @@ func TestE2EBatchSlurm(t *testing.T) {
 		t.Fatalf("no job ids in:\n%s", subOut)
 	}
 	script2, _ := os.ReadFile(filepath.Join(slurmOut, filepath.FromSlash(layout.SlurmArrayScript)))
-	if !bytes.Contains(script2, []byte("#SBATCH --array=0-3")) {
+	if !bytes.Contains(script2, []byte(`#SBATCH --array="0-3"`)) {
 		t.Fatalf("array script:\n%s", script2)
 	}
 
