@@ -18,13 +18,15 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/page"
 )
 
 var batchExitStatus = exitstatus.Help("every task ended as expected (exported, up to date, or failed where the manifest expects it to)",
 	exitstatus.NotSound.As("a task failed or missed its expectation (the summary says which)"),
 	exitstatus.UsageError, exitstatus.Manifest, exitstatus.DestinationRefused, exitstatus.DestinationExists, exitstatus.NoSalt,
-	exitstatus.Interrupted, exitstatus.WriteFailed.As("OUT cannot be written"))
+	exitstatus.Interrupted, exitstatus.WriteFailed.As("OUT cannot be written"),
+	exitstatus.Busy.As("another batch is running some of its tasks right now (run again when it is done)"))
 
 // BatchOptions are the flags of `ceres-export batch`.
 type BatchOptions struct {
@@ -133,6 +135,12 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	if share != nil && opts.Merge != "" {
 		return withCode(exitstatus.UsageError, errors.New("--merge in an array share: merge once every share is done (batch slurm --merge writes that job)"))
 	}
+	// Every output is checked before anything runs.
+	if opts.Merge != "" {
+		if err := batch.CheckMergeDestination(opts.Merge, opts.Output, campaign.ReadPaths(m.Tasks, []string{opts.Manifest})); err != nil {
+			return withCode(exitstatus.UsageError, err)
+		}
+	}
 	if share != nil {
 		if tasks, err = campaign.Share(tasks, share.Index, share.Count); err != nil {
 			return withCode(exitstatus.UsageError, err)
@@ -193,6 +201,18 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		_ = writePage(nil)
 		return withCode(exitstatus.WriteFailed, runErr)
 	}
+	// Tasks another batch runs right now did not fail: this run could not
+	// do them (exit 4, as a busy destination), and a later one will.
+	var busy []string
+	for _, r := range sum.Results {
+		if r.Busy {
+			busy = append(busy, r.Task.ID)
+		}
+	}
+	if len(busy) > 0 {
+		_ = writePage(nil)
+		return fmt.Errorf("%w: %d of %d tasks are being run by another batch (%s); run again when it is done", output.ErrDestinationBusy, len(busy), len(sum.Results), cutList(busy, 3))
+	}
 	if len(missed) > 0 {
 		if opts.Merge != "" {
 			fmt.Fprintf(s.Out, "not merged: %d tasks missed their expectation\n", len(missed))
@@ -215,6 +235,14 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		}
 	}
 	return writePage(merged)
+}
+
+// cutList joins the first n of items, saying how many more there are.
+func cutList(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
 }
 
 // describeResult is one task's line of progress.
@@ -286,15 +314,28 @@ func newBatchStatusCmd(s streams) *cobra.Command {
 		Short: "Show a campaign's tasks, attempts and states from its records",
 		Long: `Show every task recorded under OUT/` + layout.AttemptsDir + `/: its attempts, the latest
 attempt's state, episodes and frames.` +
-			exitstatus.Help("shown", exitstatus.UsageError, exitstatus.Unreadable.As("OUT holds no attempt records")),
+			exitstatus.Help("shown", exitstatus.UsageError, exitstatus.Unreadable.As("OUT holds no attempt records"),
+				exitstatus.NotSound.As("shown, but some records are damaged (each is named; the tasks are listed from their other records)")),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := campaign.Status(args[0])
 			if err != nil {
 				return withCode(exitstatus.UsageError, err)
 			}
+			damaged := func() error {
+				if len(st.Damaged) == 0 {
+					return nil
+				}
+				for _, d := range st.Damaged {
+					fmt.Fprintf(s.Err, "ceres-export: damaged %s\n", d.Error)
+				}
+				return exitstatus.Printed(exitstatus.Findings)
+			}
 			if asJSON {
-				return writeVerifyJSON(s, st)
+				if err := writeVerifyJSON(s, st); err != nil {
+					return err
+				}
+				return damaged()
 			}
 			w := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "TASK\tATTEMPTS\tSTATE\tEXIT\tEPISODES\tFRAMES\tSECONDS\tERROR")
@@ -313,7 +354,7 @@ attempt's state, episodes and frames.` +
 				states = append(states, fmt.Sprintf("%d %s", st.States[k], k))
 			}
 			fmt.Fprintf(s.Out, "%d tasks: %s\n", len(st.Tasks), strings.Join(states, ", "))
-			return nil
+			return damaged()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print machine-readable JSON")
@@ -415,6 +456,15 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 		return withCode(exitstatus.UsageError, err)
 	}
 	so.Jobs, so.CPUsPerTask, so.Partition, so.Time = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time
+	if so.Merge != "" {
+		if err := batch.CheckMergeDestination(so.Merge, so.Out, campaign.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
+			return withCode(exitstatus.UsageError, err)
+		}
+	}
+	// A value no script can carry is refused before anything is written.
+	if err := so.CheckSlurmValues(); err != nil {
+		return withCode(exitstatus.UsageError, err)
+	}
 	// OUT becomes the campaign's output before the jobs run, so that its
 	// log directory is inside a campaign output, not a stray directory.
 	if err := campaign.PrepareOut(so.Out, campaign.ReadPaths(tasks, []string{opts.Manifest})); err != nil {

@@ -21,7 +21,6 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
-	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
 
 // The test campaign: 12 tiny synthetic sessions, retries in all of them
@@ -212,17 +211,9 @@ func freePort(t *testing.T) int {
 // proves the shards and merged datasets byte-identical to the same campaign
 // run locally with --jobs 2.
 func TestE2EBatchSlurm(t *testing.T) {
-	for _, p := range slurmPackages {
-		testenv.Tool(t, p, "", "SLURM: tests/slurm/cluster.sh install, as .ci/run does")
-	}
+	env := slurmEnv(t)
 	manifest := testCampaign(t)
 	root := t.TempDir()
-
-	conf := os.Getenv("CERES_SLURM_CONF")
-	if conf == "" {
-		conf = startCluster(t)
-	}
-	env := append(os.Environ(), "SLURM_CONF="+conf)
 
 	slurmOut, slurmMerged := filepath.Join(root, "slurm-out"), filepath.Join(root, "slurm-merged")
 	submit := exec.Command(ceresBinary, "batch", "slurm", manifest, "-o", slurmOut, "--merge", slurmMerged,
@@ -238,7 +229,7 @@ func TestE2EBatchSlurm(t *testing.T) {
 		t.Fatalf("no job ids in:\n%s", subOut)
 	}
 	script2, _ := os.ReadFile(filepath.Join(slurmOut, filepath.FromSlash(layout.SlurmArrayScript)))
-	if !bytes.Contains(script2, []byte("#SBATCH --array=0-3")) {
+	if !bytes.Contains(script2, []byte(`#SBATCH --array="0-3"`)) {
 		t.Fatalf("array script:\n%s", script2)
 	}
 

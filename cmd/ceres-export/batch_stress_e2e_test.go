@@ -25,8 +25,9 @@ const pairBound = 8
 
 // Class 5: two batches at once do not stall each other. A small AV1
 // campaign with its session pages (the stage where the stall showed) runs
-// alone twice, then as pairs side by side, each pair bounded by pairBound
-// times the faster alone run; a pair past it is killed and the test fails.
+// alone, then as pairs side by side, each pair bounded by pairBound times
+// one batch alone measured just before it; a pair past it is killed and
+// the test fails.
 func TestE2EBatchPairsDoNotStall(t *testing.T) {
 	testenv.Short(t, "a stress run of two campaigns at once")
 	dir := t.TempDir()
@@ -69,16 +70,24 @@ func TestE2EBatchPairsDoNotStall(t *testing.T) {
 		return took, nil
 	}
 	var alone []time.Duration
-	for range 2 {
+	for range 1 {
 		took, err := runBatch(0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		alone = append(alone, took)
 	}
-	ref := slices.Min(alone)
-	limit := time.Duration(pairBound * float64(ref))
 	for pair := range 4 {
+		// The reference is measured again before each pair: the machine's
+		// other load changes within a run (a loaded CI machine doubled a
+		// batch alone from 1.5 s to 4.7 s).
+		now, err := runBatch(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone = append(alone, now)
+		ref := max(slices.Min(alone), now)
+		limit := time.Duration(pairBound * float64(ref))
 		var wg sync.WaitGroup
 		took := make([]time.Duration, 2)
 		errs := make([]error, 2)

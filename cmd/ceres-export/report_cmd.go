@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/page"
 )
 
@@ -64,7 +63,7 @@ export writes the same page into every shard as ` + layout.SessionPagePath + `.`
 }
 
 func runReport(ctx context.Context, opts ReportOptions, s streams) error {
-	if err := outsideSession(opts.Output, opts.Session); err != nil {
+	if err := checkPageDestination(opts.Output, opts.Session, opts.Shard); err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
 	var (
@@ -90,22 +89,30 @@ func runReport(ctx context.Context, opts ReportOptions, s streams) error {
 	return nil
 }
 
-// outsideSession refuses an output inside the session's journal or media:
-// the page must never overwrite what it reports on.
-func outsideSession(output, session string) error {
-	out, err1 := filepath.Abs(output)
-	sess, err2 := filepath.Abs(session)
-	if err := errors.Join(err1, err2); err != nil {
-		return err
-	}
-	for _, dir := range []string{"journal", "media"} {
-		d := filepath.Join(sess, dir)
-		if out == d || strings.HasPrefix(out, d+string(filepath.Separator)) {
-			return fmt.Errorf("-o %s lies inside the session's %s/; write the page elsewhere", output, dir)
+// checkPageDestination applies the destination rules to the page's file:
+// it may not be, lie inside or contain an input (anywhere in the session,
+// whose fingerprint a page there would change, or in the shard), nor be a
+// symbolic link; an existing file is replaced only when it is a page of
+// ours (page.IsPage), never another file of the same name.
+func checkPageDestination(out string, inputs ...string) error {
+	var in []string
+	for _, p := range inputs {
+		if p != "" {
+			in = append(in, p)
 		}
 	}
-	if st, err := os.Stat(output); err == nil && st.IsDir() {
-		return fmt.Errorf("-o %s is a directory; name the HTML file to write", output)
+	_, err := output.CheckDestination(out, in, false)
+	if !errors.Is(err, output.ErrDestinationExists) {
+		return err
+	}
+	st, serr := os.Stat(out)
+	switch {
+	case serr != nil:
+		return serr
+	case st.IsDir():
+		return fmt.Errorf("%w: -o %s is a directory; name the HTML file to write", output.ErrDestinationRefused, out)
+	case !page.IsPage(out):
+		return fmt.Errorf("%w: will not replace %s: it is not a page written by ceres-export", output.ErrDestinationRefused, out)
 	}
 	return nil
 }

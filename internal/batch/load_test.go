@@ -22,9 +22,21 @@ func TestLoadChecksExport(t *testing.T) {
 		{"export strict word", "campaign.json", `{"schema_version": 1, "campaign_id": "c", "settings": {"s": {"export": {"strict": ["often"]}}}, "cases": [` + caseOK + `]}`,
 			`campaign.json: settings.s.export.strict: strict "often": want backfill, stale or gaps`},
 		{"export size from case", "campaign.json", `{` + good + `, "defaults": {"export": {"video_size": "64x48"}}, "cases": [` + caseOK + `, {"case_id": "b", "setting_id": "s", "run_id": "1", "session": "x", "export": {"video_size": "65x48"}}]}`,
-			`campaign.json: cases[1].export.video_size: video_size "65x48": want WIDTHxHEIGHT, both even and positive`},
+			`campaign.json: cases[1].export.video_size: video_size "65x48": want WIDTHxHEIGHT, both even, positive and at most 8192`},
 		{"task spec missing", "campaign.json", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"task_spec": "nope.json"}}]}`,
 			`campaign.json: cases[0].export.task_spec: task_spec "nope.json": open nope.json: no such file or directory`},
+		// Issue 23, class 7: what the encoder or the planner would refuse
+		// later is a manifest error now, for batch plan as for batch.
+		{"fps too large", "campaign.json", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"fps": 4611686018427387904}}]}`,
+			`campaign.json: cases[0].export.fps: fps 4611686018427387904: want at most 1000`},
+		{"crf out of range", "campaign.json", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"crf": 1000}}]}`,
+			`campaign.json: cases[0].export.crf: crf 1000: want 0 to 63 for libsvtav1`},
+		{"g out of range", "campaign.json", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"g": 2147483648}}]}`,
+			`campaign.json: cases[0].export.g: g 2147483648: want 1 to 100000 (frames from one key frame to the next)`},
+		{"unknown preset", "campaign.json", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"preset": "nope"}}]}`,
+			`campaign.json: cases[0].export.preset: preset "nope": want 0 (slowest) to 13 (fastest) for libsvtav1`},
+		{"huge size", "campaign.json", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"video_size": "100000x100000"}}]}`,
+			`campaign.json: cases[0].export.video_size: video_size "100000x100000": want WIDTHxHEIGHT, both even, positive and at most 8192`},
 		{"jsonl export", "c.jsonl", strings.Replace(line, `}`, `, "export": {"vcodec": "vp9"}}`, 1), `c.jsonl line 1: export.vcodec: vcodec "vp9": want av1 or h264`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,10 @@ func CampaignPage(campaignID string, tasks []campaign.Task, out string, merged [
 	c := &page.CampaignPage{ID: campaignID}
 	for _, t := range tasks {
 		recs, err := campaign.ReadRecords(out, t.ID)
+		var damaged *campaign.DamagedError
+		if errors.As(err, &damaged) {
+			err = nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -36,6 +41,12 @@ func CampaignPage(campaignID string, tasks []campaign.Task, out string, merged [
 			row.State, row.Error = r.State, r.Error
 			if r.State == campaign.StateSucceeded {
 				row.Episodes, row.Frames = r.Episodes, r.Frames
+			}
+		}
+		// A damaged record is said on its task's row; the page goes on.
+		if damaged != nil {
+			for _, d := range damaged.Records {
+				row.Error = d.Error
 			}
 		}
 		pagePath := filepath.ToSlash(filepath.Join(t.ID, layout.SessionPagePath))

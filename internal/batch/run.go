@@ -7,6 +7,7 @@ package batch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +20,8 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/output"
+	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
@@ -92,6 +95,8 @@ type TaskResult struct {
 	// Misses are the expectations the task missed (see Check).
 	Misses  []string
 	Elapsed time.Duration
+	// Busy: another batch runs this task (or writes its shard) right now.
+	Busy bool
 }
 
 // OK reports whether the task ended as expected.
@@ -230,7 +235,7 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 		Options: t.Export, Extensions: t.Extensions, Expected: t.Expected,
 		Host: host, PID: os.Getpid(), Array: opts.Array, Scheduler: opts.Scheduler,
 	}
-	in, inErr := hashInputs(t, eo.TaskSpec)
+	in, inErr := hashInputs(t, eo.TaskSpec, eo.Profile)
 	if inErr == nil {
 		rec.Inputs = in
 		fp, err := fingerprint(t, in, opts.ToolVersion)
@@ -242,6 +247,7 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 	shardDir := filepath.Join(opts.Out, t.ID)
 	if err := campaign.CloseAbandoned(opts.Out, t.ID, host); err != nil {
 		res.Outcome, res.Reason = OutcomeFailed, err.Error()
+		res.Busy = errors.Is(err, output.ErrDestinationBusy)
 		return finish()
 	}
 	if inErr == nil {
@@ -269,11 +275,10 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 		if !t.Export.NoReport {
 			eo.Page = opts.Page
 		}
-		eo.CeresFiles = map[string]any{
-			layout.CampaignPath:   shard.CampaignOrigin{CampaignID: t.CampaignID, TaskID: t.ID, AttemptNo: int64(rec.AttemptNo)},
-			layout.ExtensionsPath: t.Extensions,
+		eo.CeresFiles, err = shardCampaignFiles(t, rec.AttemptNo, eo.Privacy, opts.Salt)
+		if err == nil {
+			rep, err = opts.export(ctx, t.SessionDir, shardDir, eo)
 		}
-		rep, err = opts.export(ctx, t.SessionDir, shardDir, eo)
 	}
 	rec.End(time.Now())
 	switch {
@@ -289,6 +294,13 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 		rec.State = campaign.StateInterrupted
 		rec.Error = err.Error()
 		res.Outcome = OutcomeInterrupted
+	case errors.Is(err, output.ErrDestinationBusy):
+		// Another batch writes this shard right now: not a failure of
+		// these inputs (a failed attempt would stand for them), so the
+		// attempt is interrupted and the next run tries again.
+		rec.State = campaign.StateInterrupted
+		rec.Error = err.Error()
+		res.Outcome, res.Busy = OutcomeInterrupted, true
 	default:
 		rec.State = campaign.StateFailed
 		rec.Error = err.Error()
@@ -302,6 +314,29 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 		res.Outcome, res.Reason = OutcomeFailed, werr.Error()
 	}
 	return finish()
+}
+
+// shardCampaignFiles are the files a task adds under its shard's ceres/:
+// its identity and its extensions. In a metadata-only shard every string
+// of them is a user's (the case id is often the session's name or id, an
+// extension may name a person), and nothing can prove it public: each is
+// its salted hash, as the session id is (docs/privacy.md).
+func shardCampaignFiles(t *campaign.Task, attempt int, mode privacy.Mode, salt string) (map[string]any, error) {
+	c := shard.CampaignOrigin{CampaignID: t.CampaignID, TaskID: t.ID, AttemptNo: int64(attempt)}
+	var ext any = t.Extensions
+	if mode == privacy.MetadataOnly {
+		c.CampaignID, c.TaskID = privacy.SaltedHash(salt, c.CampaignID), privacy.SaltedHash(salt, c.TaskID)
+		salted := map[string]json.RawMessage{}
+		for k, v := range t.Extensions {
+			sv, err := privacy.SaltStrings(salt, v)
+			if err != nil {
+				return nil, fmt.Errorf("extension %s: %w", k, err)
+			}
+			salted[k] = sv
+		}
+		ext = salted
+	}
+	return map[string]any{layout.CampaignPath: c, layout.ExtensionsPath: ext}, nil
 }
 
 // upToDate returns the standing record when the task needs no new attempt:

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // A manifest is decoded by hand, one object at a time, so that every error
@@ -60,7 +61,28 @@ type decoder struct {
 }
 
 func (d decoder) errorf(path, format string, args ...any) error {
-	return &PathError{File: d.file, Line: d.line, Path: path, Msg: fmt.Sprintf(format, args...)}
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = cutLong(s)
+		}
+	}
+	return &PathError{File: d.file, Line: d.line, Path: cutLong(path), Msg: fmt.Sprintf(format, args...)}
+}
+
+// maxShown is how much of one value a message quotes.
+const maxShown = 256
+
+// cutLong shortens a value for a message, saying how long it was: a 10 MB
+// case id must not make a 10 MB error.
+func cutLong(s string) string {
+	if len(s) <= maxShown {
+		return s
+	}
+	n := maxShown
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
 // kind names a JSON value's type for error messages.

@@ -93,5 +93,5 @@ func (d decoder) normaliseIdentity(path string, raw identity) (identity, string,
 
 // selectionError formats a selection error.
 func selectionError(flag, value, msg string) error {
-	return fmt.Errorf("--%s %q: %s", flag, value, msg)
+	return fmt.Errorf("--%s %q: %s", flag, cutLong(value), msg)
 }

@@ -12,12 +12,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 )
 
@@ -134,7 +134,7 @@ var (
 // Load reads and parses the manifest at path: JSON Lines when its name ends
 // in .jsonl or .ndjson, JSON otherwise.
 func Load(path string) (*Manifest, error) {
-	data, err := os.ReadFile(path)
+	data, err := input.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
 	}
@@ -393,6 +393,9 @@ func (d decoder) record(p string, o map[string]json.RawMessage, campaign string)
 	}
 	if strings.TrimSpace(session) == "" {
 		return Task{}, d.errorf(member(p, "session"), "want a session directory, got an empty string")
+	}
+	if i := strings.IndexByte(session, 0); i >= 0 {
+		return Task{}, d.errorf(member(p, "session"), "holds a NUL byte at offset %d; no path does", i)
 	}
 	src := p
 	if d.line > 0 {

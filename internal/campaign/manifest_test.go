@@ -482,3 +482,18 @@ func TestCheckExport(t *testing.T) {
 		t.Errorf("nothing refused: %v", err)
 	}
 }
+
+// Issue 23, class 7: a session path with a NUL byte is a manifest error at
+// its JSON path (no file system call takes it); the export settings are
+// checked by batch.Load, which holds the export's own check.
+func TestManifestRefusesNULSession(t *testing.T) {
+	t.Parallel()
+	for _, session := range []string{`s\u0000x`, `\u0000`, `a/b\u0000`} {
+		doc := `{"schema_version": 1, "campaign_id": "c", "settings": {"a": {}},
+		 "cases": [{"case_id": "x", "setting_id": "a", "run_id": "1", "session": "` + session + `"}]}`
+		_, err := Parse("campaign.json", []byte(doc), false)
+		if err == nil || !strings.Contains(err.Error(), "cases[0].session: holds a NUL byte at offset") {
+			t.Errorf("session %q: %v, want a NUL byte error", session, err)
+		}
+	}
+}

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
@@ -103,56 +105,95 @@ func recordName(n int) string { return layout.AttemptRecordName(n) }
 // taskRecordsDir is OUT/<layout.AttemptsDir>/<task id>.
 func taskRecordsDir(out, taskID string) string { return filepath.Join(out, layout.AttemptsDir, taskID) }
 
-// ReadRecords returns a task's records in attempt order.
+// DamagedRecord is an attempt record that cannot be read (cut short,
+// edited by hand, not a regular file): reported, while the task's other
+// records still count.
+type DamagedRecord struct {
+	TaskID string `json:"task_id"`
+	Path   string `json:"path"`
+	Error  string `json:"error"`
+}
+
+// DamagedError lists damaged records.
+type DamagedError struct{ Records []DamagedRecord }
+
+func (e *DamagedError) Error() string {
+	var parts []string
+	for _, d := range e.Records {
+		parts = append(parts, d.Error)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// ReadRecords returns a task's records in attempt order. Damaged records
+// are left out and reported by a *DamagedError beside the others; any
+// other error means no records could be read.
 func ReadRecords(out, taskID string) ([]Record, error) {
+	recs, damaged, err := readTaskRecords(out, taskID)
+	if err == nil && len(damaged) > 0 {
+		err = &DamagedError{Records: damaged}
+	}
+	return recs, err
+}
+
+// readTaskRecords returns a task's readable records in attempt order and
+// its damaged ones.
+func readTaskRecords(out, taskID string) ([]Record, []DamagedRecord, error) {
 	dir := taskRecordsDir(out, taskID)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("attempt records: %w", err)
+		return nil, nil, fmt.Errorf("attempt records: %w", err)
 	}
 	var recs []Record
+	var damaged []DamagedRecord
 	for _, e := range entries {
 		if !recordNameRe.MatchString(e.Name()) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("attempt record %s: %w", p, err)
-		}
+		b, err := input.ReadFile(p)
 		var r Record
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, fmt.Errorf("attempt record %s: %w", p, err)
+		if err == nil {
+			if err = json.Unmarshal(b, &r); err == nil && (r.AttemptNo < 1 || recordName(r.AttemptNo) != e.Name()) {
+				err = fmt.Errorf("attempt_no %d does not match its name", r.AttemptNo)
+			}
+		}
+		if err != nil {
+			damaged = append(damaged, DamagedRecord{TaskID: taskID, Path: p, Error: fmt.Sprintf("attempt record %s: %v", p, err)})
+			continue
 		}
 		recs = append(recs, r)
 	}
 	slices.SortFunc(recs, func(a, b Record) int { return a.AttemptNo - b.AttemptNo })
-	return recs, nil
+	return recs, damaged, nil
 }
 
-// ReadAllRecords returns every task's records under out, by task id.
-func ReadAllRecords(out string) (map[string][]Record, error) {
+// ReadAllRecords returns every task's readable records under out, by task
+// id, and the damaged ones.
+func ReadAllRecords(out string) (map[string][]Record, []DamagedRecord, error) {
 	entries, err := os.ReadDir(filepath.Join(out, layout.AttemptsDir))
 	if err != nil {
-		return nil, fmt.Errorf("attempt records of %s: %w", out, err)
+		return nil, nil, fmt.Errorf("attempt records of %s: %w", out, err)
 	}
 	all := map[string][]Record{}
+	var damaged []DamagedRecord
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
-		recs, err := ReadRecords(out, e.Name())
+		recs, d, err := readTaskRecords(out, e.Name())
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		damaged = append(damaged, d...)
 		if len(recs) > 0 {
 			all[e.Name()] = recs
 		}
 	}
-	return all, nil
+	return all, damaged, nil
 }
 
 // CreateRecord writes r as the task's next attempt and sets r.AttemptNo.
@@ -160,7 +201,8 @@ func ReadAllRecords(out string) (map[string][]Record, error) {
 // (output.CreateFile), so two attempts never share a number.
 func CreateRecord(out string, r *Record) error {
 	dir := taskRecordsDir(out, r.TaskID)
-	recs, err := ReadRecords(out, r.TaskID)
+	// A damaged record keeps its number: the link below skips taken ones.
+	recs, _, err := readTaskRecords(out, r.TaskID)
 	if err != nil {
 		return err
 	}
@@ -212,7 +254,7 @@ func marshalRecord(r *Record) ([]byte, error) {
 // shard was committed succeeded (completeCommitted); the others become
 // interrupted. It refuses when a process on this host still runs one.
 func CloseAbandoned(out, taskID, host string) error {
-	recs, err := ReadRecords(out, taskID)
+	recs, _, err := readTaskRecords(out, taskID)
 	if err != nil {
 		return err
 	}
@@ -221,7 +263,7 @@ func CloseAbandoned(out, taskID, host string) error {
 			continue
 		}
 		if r.Host == host && r.PID != os.Getpid() && processAlive(r.PID) {
-			return fmt.Errorf("task %s: attempt %d is still running (pid %d on %s)", taskID, r.AttemptNo, r.PID, host)
+			return fmt.Errorf("%w: task %s: attempt %d is still running (pid %d on %s)", output.ErrDestinationBusy, taskID, r.AttemptNo, r.PID, host)
 		}
 		if !completeCommitted(out, &r) {
 			r.State = StateInterrupted
@@ -402,11 +444,17 @@ func PrepareOut(out string, inputs []string) error {
 type Inputs struct {
 	// Files are every regular file of the session directory (journal
 	// segments, camera files, anything else there), relative and
-	// slash-separated, sorted.
+	// slash-separated, sorted. Symbolic links are followed, as the export
+	// follows them: a session, its journal/ or a camera file may be a link,
+	// and the target's bytes are what the shard is made of.
 	Files []FileHash `json:"files"`
 	// TaskSpecSHA256 is the SHA-256 of the corrected task specification
 	// file, when the task applies one.
 	TaskSpecSHA256 string `json:"task_spec_sha256,omitempty"`
+	// ProfileSHA256 is the SHA-256 of the canonical feature profile
+	// (--profile and --map), when the task has one: the settings name its
+	// file, whose content may change under the same name.
+	ProfileSHA256 string `json:"profile_sha256,omitempty"`
 }
 
 // FileHash is one input file.

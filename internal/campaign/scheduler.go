@@ -28,25 +28,32 @@ func ArrayFromEnv(getenv func(string) string, index, count int) (*ArrayShare, er
 		}
 		return n, true, nil
 	}
-	if index < 0 {
-		if id, ok, err := envInt("SLURM_ARRAY_TASK_ID"); err != nil {
+	// In a SLURM array task the count comes from SLURM unless given, also
+	// with an --array-index of one's own.
+	_, inSlurm, err := envInt("SLURM_ARRAY_TASK_ID")
+	if err != nil {
+		return nil, err
+	}
+	if inSlurm && count <= 0 {
+		n, ok, err := envInt("SLURM_ARRAY_TASK_COUNT")
+		if err != nil {
 			return nil, err
-		} else if ok {
+		}
+		if !ok {
+			return nil, fmt.Errorf("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: pass --array-count")
+		}
+		count = n
+	}
+	if index < 0 {
+		if id, ok, _ := envInt("SLURM_ARRAY_TASK_ID"); ok {
 			min, _, err := envInt("SLURM_ARRAY_TASK_MIN")
 			if err != nil {
 				return nil, err
 			}
-			index = id - min
-			if count <= 0 {
-				n, ok, err := envInt("SLURM_ARRAY_TASK_COUNT")
-				if err != nil {
-					return nil, err
-				}
-				if !ok {
-					return nil, fmt.Errorf("SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: pass --array-count")
-				}
-				count = n
+			if id < min {
+				return nil, fmt.Errorf("SLURM_ARRAY_TASK_ID=%d is below SLURM_ARRAY_TASK_MIN=%d: not a task of this array", id, min)
 			}
+			index = id - min
 		} else if id, ok, err := envInt("JOB_COMPLETION_INDEX"); err != nil {
 			return nil, err
 		} else if ok {
@@ -113,17 +120,73 @@ func (o ScriptOptions) batchArgs() []string {
 }
 
 // SlurmArrayScript is the sbatch script of the campaign's job array: array
-// task i runs share i of the selected tasks (SLURM_ARRAY_TASK_ID).
-func SlurmArrayScript(campaignID string, tasks int, o ScriptOptions) string {
+// task i runs share i of the selected tasks (SLURM_ARRAY_TASK_ID). Every
+// value it holds is quoted for the line it is on; a value no quoting can
+// hold is refused (CheckSlurmValues).
+func SlurmArrayScript(campaignID string, tasks int, o ScriptOptions) (string, error) {
+	if err := o.CheckSlurmValues(); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/bash\n# ceres-export campaign %s: %d tasks in %d array tasks.\n", campaignID, tasks, o.ArrayCount)
-	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", jobName(campaignID, ""))
-	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", o.ArrayCount-1)
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", o.Out+"/"+layout.SlurmLogsDir+"/array-%A_%a.out")
+	sbatchLine(&b, "--job-name", jobName(campaignID, ""))
+	sbatchLine(&b, "--array", fmt.Sprintf("0-%d", o.ArrayCount-1))
+	sbatchLine(&b, "--output", slurmFilename(o.Out+"/"+layout.SlurmLogsDir+"/")+"array-%A_%a.out")
 	sbatchCommon(&b, o)
 	b.WriteString("set -euo pipefail\nexec " + shellJoin(o.batchArgs()) + "\n")
-	return b.String()
+	return b.String(), nil
 }
+
+// CheckSlurmValues refuses the values that no quoting carries through an
+// #SBATCH line: sbatch reads a directive up to the end of its line, and
+// the rest of a value after a newline would be a shell line of the script.
+// NUL ends a C string early; a backslash in OUT breaks its log path.
+// Everything else is quoted (sbatchQuote, shellJoin).
+func (o ScriptOptions) CheckSlurmValues() error {
+	for _, v := range []struct{ what, value string }{
+		{"OUT", o.Out}, {"the manifest path", o.Manifest}, {"the binary path", o.Binary}, {"--merge", o.Merge},
+		{"--partition", o.Partition}, {"--time", o.Time},
+	} {
+		if i := strings.IndexAny(v.value, "\n\x00"); i >= 0 {
+			return fmt.Errorf("%s %s: holds %q at byte %d, which no SLURM script can carry (a job script line ends there); choose another", v.what, quoteCut(v.value), v.value[i:i+1], i)
+		}
+	}
+	// OUT is in --output, a filename pattern: slurmstepd reads any
+	// backslash in one as "no substitutions" and drops it, so the logs
+	// would go to another directory and the job fail to start.
+	if i := strings.IndexByte(o.Out, '\\'); i >= 0 {
+		return fmt.Errorf("OUT %s: holds a backslash at byte %d, which no SLURM script can carry (SLURM drops it from the log file's path); choose another", quoteCut(o.Out), i)
+	}
+	for _, d := range o.Selection.dimensions() {
+		for _, v := range d.values {
+			if strings.ContainsRune(v, 0) {
+				return fmt.Errorf("--%s %s: holds a NUL byte", d.flag, quoteCut(v))
+			}
+		}
+	}
+	return nil
+}
+
+// sbatchLine writes one #SBATCH directive, its value quoted for sbatch.
+func sbatchLine(b *strings.Builder, option, value string) {
+	fmt.Fprintf(b, "#SBATCH %s=%s\n", option, sbatchQuote(value))
+}
+
+// sbatchQuote quotes a value for an #SBATCH line as sbatch's directive
+// parser reads it (src/sbatch/opt.c, _get_argument): inside double quotes
+// white space and '#' are plain characters, and a backslash makes the next
+// character plain, '"' and '\\' included. The value holds no newline
+// (CheckSlurmValues).
+func sbatchQuote(v string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"`
+}
+
+// slurmFilename escapes a literal path for a filename pattern (--output):
+// SLURM replaces %A, %j and the like, and reads %% as %.
+func slurmFilename(p string) string { return strings.ReplaceAll(p, "%", "%%") }
+
+// quoteCut quotes a value for a message, cutting a long one.
+func quoteCut(v string) string { return strconv.Quote(cutLong(v)) }
 
 // MergeGroups returns, per setting in first-appearance order, the shards a
 // campaign merge joins: the tasks expected to succeed. The merge job runs
@@ -147,11 +210,14 @@ func MergeGroups(tasks []Task) (settings []string, shards map[string][]string) {
 
 // SlurmMergeScript is the sbatch script of the merge job, to be submitted
 // with --dependency=afterok:<array job> --kill-on-invalid-dep=yes.
-func SlurmMergeScript(campaignID string, tasks []Task, o ScriptOptions) string {
+func SlurmMergeScript(campaignID string, tasks []Task, o ScriptOptions) (string, error) {
+	if err := o.CheckSlurmValues(); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/bash\n# ceres-export campaign %s: merge the array's shards, one dataset per setting.\n", campaignID)
-	fmt.Fprintf(&b, "#SBATCH --job-name=%s\n", jobName(campaignID, "-merge"))
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", o.Out+"/"+layout.SlurmLogsDir+"/merge-%j.out")
+	sbatchLine(&b, "--job-name", jobName(campaignID, "-merge"))
+	sbatchLine(&b, "--output", slurmFilename(o.Out+"/"+layout.SlurmLogsDir+"/")+"merge-%j.out")
 	sbatchCommon(&b, o)
 	b.WriteString("set -euo pipefail\n")
 	b.WriteString(shellJoin([]string{"mkdir", "-p", o.Merge}) + "\n")
@@ -164,28 +230,40 @@ func SlurmMergeScript(campaignID string, tasks []Task, o ScriptOptions) string {
 		args = append(args, "-o", o.Merge+"/"+s, "--replace")
 		b.WriteString(shellJoin(args) + "\n")
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 func sbatchCommon(b *strings.Builder, o ScriptOptions) {
 	if o.CPUsPerTask > 0 {
-		fmt.Fprintf(b, "#SBATCH --cpus-per-task=%d\n", o.CPUsPerTask)
+		sbatchLine(b, "--cpus-per-task", strconv.Itoa(o.CPUsPerTask))
 	}
 	if o.Partition != "" {
-		fmt.Fprintf(b, "#SBATCH --partition=%s\n", o.Partition)
+		sbatchLine(b, "--partition", o.Partition)
 	}
 	if o.Time != "" {
-		fmt.Fprintf(b, "#SBATCH --time=%s\n", o.Time)
+		sbatchLine(b, "--time", o.Time)
 	}
 }
 
-// jobName is a scheduler-safe job name for the campaign.
+// jobName is the campaign's job name for SLURM and Kubernetes: a DNS-1123
+// label, as a Kubernetes Job's name must be for its pods' hostnames
+// (lower-case letters, digits and '-', starting and ending with a letter or
+// digit, at most 63 characters; 50 here, leaving room for the suffix and an
+// index). A normalised campaign id may hold '.' and '_' ("a..b_c").
 func jobName(campaignID, suffix string) string {
-	name := "ceres-" + strings.ReplaceAll(campaignID, "_", "-")
+	var b strings.Builder
+	for _, r := range "ceres-" + campaignID {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else if s := b.String(); !strings.HasSuffix(s, "-") {
+			b.WriteByte('-')
+		}
+	}
+	name := b.String()
 	if len(name) > 50 {
 		name = name[:50]
 	}
-	return strings.Trim(name, "-.") + suffix
+	return strings.Trim(name, "-") + suffix
 }
 
 // shellJoin quotes each argument for a POSIX shell.

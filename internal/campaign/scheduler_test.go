@@ -98,14 +98,20 @@ func TestSlurmScripts(t *testing.T) {
 			{"case_id": "d's", "setting_id": "av1", "run_id": "1", "session": "x"}
 		]}`)
 	o := ScriptOptions{Binary: "/opt/ceres export", Manifest: "/m/c.json", Out: "/o", Merge: "/d", ArrayCount: 2, Partition: "gpu", Time: "01:00:00", Selection: Selection{RunIDs: []string{"1"}}}
-	array := SlurmArrayScript("c", len(m.Tasks), o)
-	for _, want := range []string{"#SBATCH --array=0-1\n", "#SBATCH --partition=gpu\n", "#SBATCH --time=01:00:00\n",
-		"#SBATCH --output=/o/" + layout.SlurmLogsDir + "/array-%A_%a.out\n", "exec '/opt/ceres export' batch /m/c.json -o /o --array-count 2 --run-id 1\n"} {
+	array, err := SlurmArrayScript("c", len(m.Tasks), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`#SBATCH --array="0-1"` + "\n", `#SBATCH --partition="gpu"` + "\n", `#SBATCH --time="01:00:00"` + "\n",
+		`#SBATCH --output="/o/` + layout.SlurmLogsDir + `/array-%A_%a.out"` + "\n", "exec '/opt/ceres export' batch /m/c.json -o /o --array-count 2 --run-id 1\n"} {
 		if !strings.Contains(array, want) {
 			t.Errorf("array script lacks %q:\n%s", want, array)
 		}
 	}
-	merge := SlurmMergeScript("c", m.Tasks, o)
+	merge, err := SlurmMergeScript("c", m.Tasks, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []string{"mkdir -p /d\n",
 		"'/opt/ceres export' merge /o/c__a__av1__run-1 /o/c__d-s__av1__run-1 -o /d/av1 --replace\n",
 		"'/opt/ceres export' merge /o/c__b__h264__run-1 -o /d/h264 --replace\n"} {

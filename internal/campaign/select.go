@@ -64,7 +64,7 @@ func Select(tasks []Task, s Selection) ([]Task, error) {
 			}
 			if !have[n] {
 				return nil, selectionError(d.flag, v, fmt.Sprintf("no task of the manifest has %s %s (it has %s)",
-					strings.ReplaceAll(strings.TrimPrefix(d.flag, "--"), "-", "_"), n, listSome(have)))
+					strings.ReplaceAll(strings.TrimPrefix(d.flag, "--"), "-", "_"), cutLong(n), listSome(have)))
 			}
 			if wanted[i] == nil {
 				wanted[i] = map[string]bool{}

@@ -14,6 +14,9 @@ type CampaignStatus struct {
 	Tasks []TaskStatus `json:"tasks"`
 	// States counts the tasks by their latest attempt's state.
 	States map[string]int `json:"states"`
+	// Damaged are the records that cannot be read: reported, and the
+	// tasks listed from their other records.
+	Damaged []DamagedRecord `json:"damaged_records,omitempty"`
 }
 
 // TaskStatus is one task's latest attempt and how many there were.
@@ -35,14 +38,14 @@ type TaskStatus struct {
 
 // Status reads every record under out.
 func Status(out string) (*CampaignStatus, error) {
-	all, err := ReadAllRecords(out)
+	all, damaged, err := ReadAllRecords(out)
 	if err != nil {
 		return nil, err
 	}
-	if len(all) == 0 {
+	if len(all) == 0 && len(damaged) == 0 {
 		return nil, fmt.Errorf("%s: no attempt records under %s/", out, layout.AttemptsDir)
 	}
-	st := &CampaignStatus{Out: out, States: map[string]int{}}
+	st := &CampaignStatus{Out: out, States: map[string]int{}, Damaged: damaged}
 	for _, id := range slices.Sorted(maps.Keys(all)) {
 		recs := all[id]
 		r := recs[len(recs)-1]

@@ -49,16 +49,27 @@ type SlurmScripts struct {
 // each whole or not at all, and the log directory their --output names
 // (sbatch does not make it).
 func WriteSlurmScripts(campaignID string, tasks []Task, o ScriptOptions) (SlurmScripts, error) {
+	// Both scripts first: a value they cannot carry writes nothing.
+	array, err := SlurmArrayScript(campaignID, len(tasks), o)
+	if err != nil {
+		return SlurmScripts{}, err
+	}
+	var merge string
+	if o.Merge != "" {
+		if merge, err = SlurmMergeScript(campaignID, tasks, o); err != nil {
+			return SlurmScripts{}, err
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(o.Out, filepath.FromSlash(layout.SlurmLogsDir)), 0o755); err != nil {
 		return SlurmScripts{}, fmt.Errorf("batch slurm: %w", err)
 	}
 	s := SlurmScripts{Array: filepath.Join(o.Out, filepath.FromSlash(layout.SlurmArrayScript))}
-	if err := writeScript(s.Array, SlurmArrayScript(campaignID, len(tasks), o)); err != nil {
+	if err := writeScript(s.Array, array); err != nil {
 		return SlurmScripts{}, err
 	}
 	if o.Merge != "" {
 		s.Merge = filepath.Join(o.Out, filepath.FromSlash(layout.SlurmMergeScript))
-		if err := writeScript(s.Merge, SlurmMergeScript(campaignID, tasks, o)); err != nil {
+		if err := writeScript(s.Merge, merge); err != nil {
 			return SlurmScripts{}, err
 		}
 	}

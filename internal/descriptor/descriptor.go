@@ -299,16 +299,18 @@ func union(a, b []string) []string {
 
 // Redact makes the descriptors fit a metadata-only dataset: no run title,
 // instructions or labels in the extension, the run group's key and the org
-// replaced by salted hashes, and as title the task's public label in spec
-// (privacy.TaskLabel, the rule the episodes' task strings follow too). The id
+// replaced by salted hashes, and as title the task's public label
+// (privacy.TaskLabel against the session id and every specification the
+// dataset is made under, specs[0] the applied one whose tasks these are:
+// the rule the episodes' task strings follow too). The id
 // is salted too: unsalted, anyone who guesses the run title could confirm it;
 // with one salt a lab's metadata-only datasets still pool by id.
-func Redact(ds []Descriptor, spec *taskspec.Spec, salt string) []Descriptor {
+func Redact(ds []Descriptor, salt, sessionID string, specs ...*taskspec.Spec) []Descriptor {
 	out := make([]Descriptor, len(ds))
 	for i, d := range ds {
 		c := d.Ext.Ceres
-		if t, ok := spec.Task(c.TaskID); ok {
-			d.Title = privacy.TaskLabel(spec, t)
+		if t, ok := specs[0].Task(c.TaskID); ok {
+			d.Title = privacy.TaskLabel(t, sessionID, specs...)
 		} else {
 			d.Title = c.TaskID
 		}

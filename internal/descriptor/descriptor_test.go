@@ -236,8 +236,8 @@ func TestRedact(t *testing.T) {
 		return strings.Replace(s, `"Inspect sample"`, `"Inspect: inspect until complete"`, 1)
 	})
 	plain := build(spec, examplePlan(), Options{Org: "lab-a"})
-	ds := Redact(plain, spec, "pepper")
-	if ds[0].ID == plain[0].ID || !strings.HasPrefix(ds[0].ID, "ceres-task-") || Redact(plain, spec, "pepper")[0].ID != ds[0].ID || Redact(plain, spec, "salt")[0].ID == ds[0].ID {
+	ds := Redact(plain, "pepper", "session-1", spec)
+	if ds[0].ID == plain[0].ID || !strings.HasPrefix(ds[0].ID, "ceres-task-") || Redact(plain, "pepper", "session-1", spec)[0].ID != ds[0].ID || Redact(plain, "salt", "session-1", spec)[0].ID == ds[0].ID {
 		t.Errorf("redacted id %s (plain %s): want a salted id, stable for one salt", ds[0].ID, plain[0].ID)
 	}
 	if ds[0].Title != "pick" {
@@ -245,7 +245,7 @@ func TestRedact(t *testing.T) {
 	}
 	for i, task := range []string{"pick", "inspect"} {
 		tk, _ := spec.Task(task)
-		if want := privacy.TaskLabel(spec, tk); ds[i].Title != want {
+		if want := privacy.TaskLabel(tk, "session-1", spec); ds[i].Title != want {
 			t.Errorf("%s title = %q, but its public label (the episodes' task string) is %q", task, ds[i].Title, want)
 		}
 	}

@@ -68,7 +68,7 @@ type cardTask struct {
 // provenance as its description. rep is the report as stored (redacted in a
 // metadata-only dataset), and a metadata-only card says nothing the
 // privacy rules keep out (docs/privacy.md).
-func writeCard(b *shard.Builder, rep *Report, p *plan.Plan, applied, recorded *taskspec.Spec, metadataOnly bool, robotType string) error {
+func writeCard(b *shard.Builder, rep *Report, p *plan.Plan, applied, recorded *taskspec.Spec, sessionID string, metadataOnly bool, robotType string) error {
 	specs := []cardSpec{{Role: "applied", Hash: applied.Hash(), Version: applied.Version}}
 	if recorded.Hash() != applied.Hash() {
 		specs = append(specs, cardSpec{Role: "recorded", Hash: recorded.Hash(), Version: recorded.Version})
@@ -86,7 +86,7 @@ func writeCard(b *shard.Builder, rep *Report, p *plan.Plan, applied, recorded *t
 	for _, t := range applied.Tasks {
 		ct := cardTask{ID: t.ID, Type: t.Type, Label: t.Label, Instructions: t.Instructions}
 		if metadataOnly {
-			ct.Label, ct.Instructions = privacy.TaskLabel(applied, t), privacy.Redacted
+			ct.Label, ct.Instructions = privacy.TaskLabel(t, sessionID, applied, recorded), privacy.Redacted
 		}
 		tasks = append(tasks, ct)
 	}

@@ -317,7 +317,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	}
 	descriptors := buildDescriptors(applied, p, opts.Descriptors)
 	if metadataOnly {
-		descriptors = descriptor.Redact(descriptors, applied, opts.Salt)
+		descriptors = descriptor.Redact(descriptors, opts.Salt, j.Info.SessionID, applied, j.Spec)
 	}
 	if err := writeRows(ctx, j, p, b, rowFeatures, cams, applied, descriptors, opts, rep); err != nil {
 		return nil, err
@@ -331,7 +331,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	}
 	for _, spec := range specs {
 		if metadataOnly {
-			err = b.WriteCeresFile(layout.RedactedSpecPath(spec.Hash()), privacy.RedactSpec(spec))
+			err = b.WriteCeresFile(layout.RedactedSpecPath(spec.Hash()), privacy.RedactSpec(spec, j.Info.SessionID, specs...))
 		} else {
 			err = b.WriteSpec(spec.Hash(), spec.Canonical())
 		}
@@ -354,7 +354,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	if err := b.Finish(rep); err != nil {
 		return nil, err
 	}
-	if err := writeCard(b, rep, p, applied, j.Spec, metadataOnly, robot); err != nil {
+	if err := writeCard(b, rep, p, applied, j.Spec, j.Info.SessionID, metadataOnly, robot); err != nil {
 		return nil, err
 	}
 	if opts.Page != nil {
@@ -593,7 +593,7 @@ func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.B
 		task, _ := applied.Task(ep.Task)
 		taskString, label, session := task.Instructions, task.Label, j.Info.SessionID
 		if opts.Privacy == privacy.MetadataOnly {
-			label = privacy.TaskLabel(applied, task)
+			label = privacy.TaskLabel(task, j.Info.SessionID, applied, j.Spec)
 			taskString, session = label, privacy.SaltedHash(opts.Salt, session)
 		}
 		meta := shard.EpisodeMeta{

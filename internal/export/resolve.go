@@ -1,6 +1,8 @@
 package export
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -9,6 +11,15 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
+	"github.com/ceres-robotics/ceres-export/internal/video"
+)
+
+// MaxFPS and MaxCameraJobs bound the settings of those names: a larger
+// frame rate makes a frame clock no session fills (and overflows the
+// planner's arithmetic), more camera jobs than cameras do nothing.
+const (
+	MaxFPS        = 1000
+	MaxCameraJobs = 1024
 )
 
 // Resolve turns the settings into Options, checking every value: the one
@@ -23,6 +34,11 @@ func Resolve(s settings.Settings, baseDir string) (Options, error) {
 	o.Salvage = s.Salvage
 	o.NoVideoReuse = s.NoVideoReuse
 	o.Video = VideoOptions{Codec: s.Vcodec, CRF: s.CRF, Preset: s.Preset, G: s.G, Concurrency: s.CameraJobs, Threads: s.EncoderThreads}
+	for _, p := range []struct{ setting, path string }{{"profile", s.Profile}, {"task_spec", s.TaskSpec}} {
+		if strings.ContainsRune(p.path, 0) {
+			return o, &settings.SettingError{Setting: p.setting, Value: strconv.Quote(p.path), Want: "want a path without NUL bytes"}
+		}
+	}
 	if s.Profile != "" {
 		p := settings.Path(s.Profile, baseDir)
 		prof, err := profile.ReadFile(p)
@@ -64,8 +80,8 @@ func Resolve(s settings.Settings, baseDir string) (Options, error) {
 		w, h, ok := strings.Cut(s.VideoSize, "x")
 		wi, err1 := strconv.Atoi(w)
 		hi, err2 := strconv.Atoi(h)
-		if !ok || err1 != nil || err2 != nil || wi <= 0 || hi <= 0 || wi%2 != 0 || hi%2 != 0 {
-			return o, &settings.SettingError{Setting: "video_size", Value: strconv.Quote(s.VideoSize), Want: "want WIDTHxHEIGHT, both even and positive"}
+		if !ok || err1 != nil || err2 != nil || video.CheckSize(wi, hi) != nil {
+			return o, &settings.SettingError{Setting: "video_size", Value: strconv.Quote(s.VideoSize), Want: fmt.Sprintf("want WIDTHxHEIGHT, both even, positive and at most %d", video.MaxSide)}
 		}
 		o.Video.Width, o.Video.Height = wi, hi
 	}
@@ -77,9 +93,28 @@ func Resolve(s settings.Settings, baseDir string) (Options, error) {
 	for _, n := range []struct {
 		name string
 		v    int
-	}{{"fps", s.FPS}, {"crf", s.CRF}, {"g", s.G}, {"camera_jobs", s.CameraJobs}, {"encoder_threads", s.EncoderThreads}} {
+		max  int
+	}{{"fps", s.FPS, MaxFPS}, {"crf", s.CRF, -1}, {"g", s.G, -1}, {"camera_jobs", s.CameraJobs, MaxCameraJobs}, {"encoder_threads", s.EncoderThreads, -1}} {
 		if n.v < 0 {
 			return o, &settings.SettingError{Setting: n.name, Value: strconv.Itoa(n.v), Want: "must not be negative"}
+		}
+		if n.max > 0 && n.v > n.max {
+			return o, &settings.SettingError{Setting: n.name, Value: strconv.Itoa(n.v), Want: fmt.Sprintf("want at most %d", n.max)}
+		}
+	}
+	// The encoder's own limits (crf, g, preset, threads), checked here so
+	// that a setting the encoder would refuse is a usage error before the
+	// export starts, not an encoder failure in the middle of it.
+	if enc, err := o.Video.encoder(); err == nil {
+		var oe *video.OptionError
+		if err := enc.Validate(); errors.As(err, &oe) {
+			setting := map[string]string{"threads": "encoder_threads"}[oe.Option]
+			if setting == "" {
+				setting = oe.Option
+			}
+			return o, &settings.SettingError{Setting: setting, Value: oe.Value, Want: oe.Want}
+		} else if err != nil {
+			return o, err
 		}
 	}
 	mode, err := privacy.ParseMode(s.Privacy)

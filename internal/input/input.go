@@ -77,6 +77,20 @@ func Check(path string) error {
 	return nil
 }
 
+// CheckEntry reports an error unless path itself is a regular file, not a
+// symbolic link to one: for the files of a dataset this tool made, which
+// are only ever regular files (a link in one may point out of it).
+func CheckEntry(path string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return &fs.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	if what := kind(uint32(st.Mode)); what != "" { // uint16 on macOS
+		return &fs.PathError{Op: "open", Path: path, Err: &kindError{what}}
+	}
+	return nil
+}
+
 // kind returns what a non-regular file is, "" for a regular file.
 func kind(mode uint32) string {
 	switch mode & unix.S_IFMT {
@@ -90,6 +104,8 @@ func kind(mode uint32) string {
 		return "a device"
 	case unix.S_IFSOCK:
 		return "a socket"
+	case unix.S_IFLNK:
+		return "a symbolic link"
 	}
 	return "not a regular file"
 }

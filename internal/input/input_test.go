@@ -64,6 +64,30 @@ func TestOpenRegularOnly(t *testing.T) {
 	}
 }
 
+// CheckEntry is Check without following links: a dataset this tool made
+// holds regular files only.
+func TestCheckEntry(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	link := filepath.Join(dir, "link")
+	os.Symlink(file, link)
+	fifo := filepath.Join(dir, "fifo")
+	syscall.Mkfifo(fifo, 0o644)
+	for _, c := range []struct {
+		path string
+		what string // "" for no error
+	}{{file, ""}, {link, "symbolic link"}, {fifo, "named pipe"}, {dir, "directory"}, {"/dev/null", "device"}, {filepath.Join(dir, "nope"), "no such file"}} {
+		err := CheckEntry(c.path)
+		if c.what == "" && err != nil || c.what != "" && (err == nil || !contains(err.Error(), c.path, c.what)) {
+			t.Errorf("CheckEntry(%s) = %v, want %q", c.path, err, c.what)
+		}
+		if c.what != "" && c.what != "no such file" && !errors.Is(err, ErrNotRegular) {
+			t.Errorf("CheckEntry(%s) = %v, not ErrNotRegular", c.path, err)
+		}
+	}
+}
+
 func contains(s string, parts ...string) bool {
 	for _, p := range parts {
 		if !strings.Contains(s, p) {

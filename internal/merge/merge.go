@@ -183,6 +183,9 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 		}
 		m.reportIndex[i] = next
 		next++
+		if s.private {
+			s.withoutUserStrings(next - 1)
+		}
 	}
 	res, err := m.run(ctx, st)
 	if verr := m.waitVerified(); verr != nil {

@@ -94,6 +94,31 @@ type Report struct {
 	Videos   map[string]VideoReport `json:"videos"`
 }
 
+// withoutUserStrings makes a metadata-only shard, source number index,
+// carry nothing a user wrote into the dataset (docs/privacy.md): its name
+// is its number (a shard's directory is usually named after its session),
+// and its campaign identity and extensions are kept only when every string
+// in them is a salted hash, as a metadata-only campaign task writes them.
+func (s *source) withoutUserStrings(index int) {
+	s.name = privacy.SourceName(index)
+	s.userStrings = map[string]bool{}
+	for _, rel := range []string{layout.CampaignPath, layout.ExtensionsPath} {
+		b, err := input.ReadFile(s.path(rel))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			if _, _, ok, err := privacy.SaltedValuesOnly(b); err == nil && ok {
+				continue
+			}
+		}
+		s.userStrings[rel] = true
+	}
+	if s.userStrings[layout.CampaignPath] {
+		s.campaign = nil
+	}
+}
+
 // sourceReport describes a shard being merged.
 func sourceReport(s *source, firstEpisode, firstIndex int64, run int, fingerprint string) SourceReport {
 	r := SourceReport{
@@ -179,10 +204,13 @@ func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 	if s.isMerged() {
 		root := s.path(layout.SourcesDir)
 		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
+			if err != nil || d.IsDir() {
 				return err
 			}
-			data, err := os.ReadFile(p)
+			if err := input.CheckEntry(p); err != nil {
+				return fmt.Errorf("source %w", err)
+			}
+			data, err := input.ReadFile(p)
 			if err != nil {
 				return fmt.Errorf("source %w", err)
 			}
@@ -193,7 +221,10 @@ func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 	// The feature profile goes with the report: verify --journal rebuilds a
 	// source's features from it.
 	for _, rel := range layout.PerSourceFiles() {
-		data, err := os.ReadFile(s.path(rel))
+		if s.userStrings[rel] {
+			continue // withoutUserStrings
+		}
+		data, err := input.ReadFile(s.path(rel))
 		if errors.Is(err, fs.ErrNotExist) && rel != layout.ExportReportPath {
 			continue
 		}

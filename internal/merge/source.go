@@ -36,6 +36,9 @@ type source struct {
 	reportSHA string
 	sessionID string
 	campaign  *shard.CampaignOrigin
+	// userStrings: a metadata-only shard's files that hold values a user
+	// wrote, which the merge leaves out (withoutUserStrings).
+	userStrings map[string]bool
 	// merged is the dataset's own merge report (a merged dataset).
 	merged *Report
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
@@ -230,13 +231,18 @@ func (p *videoPlan) report() VideoReport {
 // cannot link. Nothing ever writes into a file of a dataset, so sharing
 // the inode with the dataset being replaced is safe.
 func linkOrCopy(src, dst string) error {
+	// link(2) does not follow a symbolic link: it would link the link,
+	// which may point out of the dataset.
+	if err := input.CheckEntry(src); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
 	if err := os.Link(src, dst); err == nil {
 		return nil
 	}
-	in, err := os.Open(src)
+	in, err := input.Open(src)
 	if err != nil {
 		return err
 	}

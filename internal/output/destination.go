@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"golang.org/x/sys/unix"
 )
@@ -105,7 +106,7 @@ func KindOf(dir string) (string, bool) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 4096 {
 		return "", false
 	}
-	b, err := os.ReadFile(p)
+	b, err := input.ReadFile(p)
 	if err != nil {
 		return "", false
 	}
@@ -166,8 +167,12 @@ func CheckDestination(dest string, inputs []string, replace bool) (string, error
 		return "", fmt.Errorf("%s: %w (use --replace)", dest, ErrDestinationExists)
 	}
 	if _, ok := KindOf(resolved); !ok {
-		return "", fmt.Errorf("%w: will not replace %s: it is %s, not an output of ceres-export (no %s)",
-			ErrDestinationRefused, dest, describe(resolved, fi), layout.OutputMarkerPath)
+		why := "no " + layout.OutputMarkerPath
+		if err := input.CheckEntry(filepath.Join(resolved, filepath.FromSlash(layout.OutputMarkerPath))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			why = err.Error()
+		}
+		return "", fmt.Errorf("%w: will not replace %s: it is %s, not an output of ceres-export (%s)",
+			ErrDestinationRefused, dest, describe(resolved, fi), why)
 	}
 	return resolved, nil
 }
@@ -256,7 +261,7 @@ func LockDestination(dest string) (*DestinationLock, error) {
 			return nil, fmt.Errorf("%w: lock %s is not a regular file", ErrDestinationRefused, path)
 		}
 		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
-			holder, _ := os.ReadFile(path)
+			holder, _ := input.ReadFile(path)
 			f.Close()
 			if errors.Is(err, unix.EWOULDBLOCK) {
 				who := strings.TrimSpace(string(holder))

@@ -1,12 +1,14 @@
 package page
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"path/filepath"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
@@ -87,6 +89,23 @@ func ShardPage(ctx context.Context, r *export.Result) error {
 	return WriteFile(filepath.Join(r.Dir, filepath.FromSlash(layout.SessionPagePath)), func(w io.Writer) error {
 		return WriteSession(ctx, w, r)
 	})
+}
+
+// pageMark is in the head of every page this package writes: an existing
+// file is replaced only when it is one of them (IsPage).
+const pageMark = `<meta name="generator" content="ceres-export">`
+
+// IsPage reports whether the regular file at path is a page this package
+// wrote (its head holds pageMark).
+func IsPage(path string) bool {
+	f, err := input.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	return bytes.Contains(head[:n], []byte(pageMark))
 }
 
 // WriteFile writes a page atomically (output.WriteFile): a failed or

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -552,7 +552,7 @@ func journalDamage(j *journal.Journal, clk clock) ([]damageMark, int64, error) {
 // time before the skipped range and the earliest after it (nil when
 // there is none).
 func timesAround(path string, r journal.ByteRange, streams []journal.Stream) (before, after *int64, err error) {
-	f, err := os.Open(path)
+	f, err := input.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // maxProfileBytes bounds what ReadFile and Parse accept: a profile is a
@@ -18,7 +19,7 @@ const maxProfileBytes = 1 << 20
 
 // ReadFile reads and parses the profile at path; errors name the path.
 func ReadFile(path string) (*Profile, error) {
-	data, err := os.ReadFile(path)
+	data, err := input.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}

@@ -228,10 +228,15 @@ func (d *Dataset) Specs() (map[string][]byte, error) {
 	specs := map[string][]byte{}
 	for _, e := range entries {
 		hash, ok := strings.CutSuffix(e.Name(), layout.SpecFileExt)
-		if !ok || !e.Type().IsRegular() {
+		if !ok || e.IsDir() {
 			continue
 		}
 		rel := dir + "/" + e.Name()
+		// A pipe or a link under the name of a specification is an error
+		// naming it, not a file silently left out.
+		if err := input.CheckEntry(d.Path(rel)); err != nil {
+			return nil, err
+		}
 		b, err := d.ReadFile(rel)
 		if err != nil {
 			return nil, err
@@ -426,7 +431,10 @@ func (d *Dataset) Episodes(ctx context.Context) ([]Episode, error) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
-		if e.Type().IsRegular() && episodesFileRe.MatchString(filepath.ToSlash(rel)) {
+		if !e.IsDir() && episodesFileRe.MatchString(filepath.ToSlash(rel)) {
+			if err := input.CheckEntry(p); err != nil {
+				return err
+			}
 			files = append(files, p)
 		}
 		return nil

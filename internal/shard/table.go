@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
@@ -22,8 +23,14 @@ type table struct {
 }
 
 func readTable(ctx context.Context, path string) (*table, error) {
-	pf, err := file.OpenParquetFile(path, false)
+	// Opened through input: a FIFO in a dataset must not block the reader.
+	f, err := input.Open(path)
 	if err != nil {
+		return nil, err
+	}
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer pf.Close()

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
-	"os"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // DecodeArrowSchema decodes the value of an "ARROW:schema" key (base64 of an
@@ -31,7 +32,7 @@ func DecodeArrowSchema(value string) (*arrow.Schema, error) {
 // Arrow readers match to the Parquet columns by position) names the same
 // columns in the same order with matching physical types.
 func verifyDataFile(path string, rows int64, rowGroups int) error {
-	f, err := os.Open(path)
+	f, err := input.Open(path)
 	if err != nil {
 		return err
 	}

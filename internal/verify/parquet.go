@@ -26,11 +26,13 @@ type pqTable struct {
 // readParquet reads path whole. Tables in a shard are small enough (LeRobot
 // caps data files at 100 MB) to hold.
 func readParquet(ctx context.Context, path string) (*pqTable, error) {
-	if err := input.Check(path); err != nil {
+	f, err := input.Open(path)
+	if err != nil {
 		return nil, err
 	}
-	pf, err := file.OpenParquetFile(path, false)
+	pf, err := file.NewParquetReader(f)
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	defer pf.Close()

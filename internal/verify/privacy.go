@@ -1,9 +1,9 @@
 package verify
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -71,6 +71,7 @@ func (c *checker) checkPrivacy() error {
 			}
 		}
 	}
+	c.checkUserStrings()
 	if c.opts.Journal == "" {
 		c.notef("privacy.strings", "", loc{}, "no --journal: the session's private strings were not looked for")
 		return nil
@@ -106,17 +107,66 @@ func (c *checker) checkPrivacy() error {
 	return nil
 }
 
-// findPrivate reports each private string that occurs in b, as written or
-// JSON-escaped.
-func (c *checker) findPrivate(rel, where string, b []byte, private []string) {
-	for _, p := range private {
-		esc, _ := json.Marshal(p)
-		esc = esc[1 : len(esc)-1]
-		if i := bytes.Index(b, []byte(p)); i >= 0 {
-			c.errorf("privacy.leak", rel, loc{}, "%sprivate string %q at byte %d", where, p, i)
-		} else if i := bytes.Index(b, esc); i >= 0 {
-			c.errorf("privacy.leak", rel, loc{}, "%sprivate string %q (JSON-escaped) at byte %d", where, p, i)
+// checkUserStrings proves that the values a user wrote into a campaign (a
+// task's identity, the manifest's extensions; a merge source's name) are
+// replaced, since nothing can prove them public: every string value of a
+// campaign or extensions file is a salted hash, and a merged dataset names
+// its sources by number.
+func (c *checker) checkUserStrings() {
+	for _, rel := range c.files {
+		// A shard's campaign identity and extensions, and a merged
+		// dataset's copies of its sources' (layout.SourcePath).
+		base := path.Base(rel)
+		carried := rel == layout.CampaignPath || rel == layout.ExtensionsPath ||
+			strings.HasPrefix(rel, layout.SourcesDir+"/") && (base == path.Base(layout.CampaignPath) || base == path.Base(layout.ExtensionsPath))
+		if !carried {
+			continue
 		}
+		b, err := input.ReadFile(filepath.Join(c.dir, filepath.FromSlash(rel)))
+		if err != nil {
+			c.errorf("privacy.unreadable", rel, loc{}, "%v", err)
+			continue
+		}
+		at, v, ok, err := privacy.SaltedValuesOnly(b)
+		switch {
+		case err != nil:
+			c.errorf("privacy.user-string", rel, loc{}, "not JSON: %v", err)
+		case !ok:
+			c.errorf("privacy.user-string", rel, loc{}, "%s is %q, a value a user wrote; a metadata-only dataset carries it only as a salted hash", at, cut(v))
+		}
+	}
+	if !c.isMerged() {
+		return
+	}
+	b, err := input.ReadFile(filepath.Join(c.dir, mergeReportPath))
+	var r mergeReport
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		return // the merge checks report it
+	}
+	for i, s := range r.Sources {
+		if want := privacy.SourceName(i); s.Name != want {
+			c.errorf("privacy.user-string", mergeReportPath, loc{}, "sources[%d].name is %q (a directory name, often the session's); a metadata-only dataset names it %s", i, cut(s.Name), want)
+		}
+		if s.CampaignTaskID != "" && !privacy.IsSaltedHash(s.CampaignTaskID) {
+			c.errorf("privacy.user-string", mergeReportPath, loc{}, "sources[%d].campaignTaskId is %q, a value a user wrote; a metadata-only dataset carries it only as a salted hash", i, cut(s.CampaignTaskID))
+		}
+	}
+}
+
+// cut shortens a value quoted in a finding.
+func cut(s string) string {
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
+}
+
+// findPrivate reports each private string that occurs in b, compared as
+// the privacy rules compare (privacy.Find: case-folded, normalised, JSON
+// escapes undone, in every decoded string).
+func (c *checker) findPrivate(rel, where string, b []byte, private []string) {
+	for _, f := range privacy.Find(b, private) {
+		c.errorf("privacy.leak", rel, loc{}, "%sprivate string %q %s", where, f.Private, f.Where)
 	}
 }
 

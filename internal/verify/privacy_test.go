@@ -153,6 +153,27 @@ func TestPrivacyFindsPlantedLeaks(t *testing.T) {
 				t.Fatal("the planted string is stored literally: this case would not test the decoded scan")
 			}
 		}, "privacy.leak", "meta/episodes/chunk-000/file-000.parquet", privInstructions},
+		// Issue 23, class 1: verify compares as the label rule does.
+		{"upper-cased session id in a campaign file", func(t *testing.T, s string) {
+			os.WriteFile(filepath.Join(s, "ceres", "campaign.json"), []byte(`{"campaign_id":"h-0123456789abcdef0123456789abcdef","task_id":"`+
+				strings.ToUpper(sessionIDOf(t, f.session))+`","attempt_no":1}`), 0o644)
+		}, "privacy.leak", "ceres/campaign.json", ""},
+		{"upper-cased run title in the card", appendTo("README.md", "\n"+strings.ToUpper(privRunTitle)+"\n"), "privacy.leak", "README.md", privRunTitle},
+		{"\\u00XX-escaped instructions", appendTo("ceres/export-report.json", `{"note":"`+strings.ReplaceAll(privInstructions, "p", `\u0070`)+`"}`), "privacy.leak", "ceres/export-report.json", privInstructions},
+		{"full-width run title", appendTo("ceres/notes.json", `{"t":"`+fullWidth(privRunTitle)+`"}`), "privacy.leak", "ceres/notes.json", privRunTitle},
+		{"session id with an id's separators in a Parquet value", func(t *testing.T, s string) {
+			p := filepath.Join(s, "meta", "episodes", "chunk-000", "file-000.parquet")
+			id := strings.NewReplacer("-", "_", " ", "__").Replace(strings.ToUpper(sessionIDOf(t, f.session)))
+			mutateParquet(t, p, func(m *mtable) {
+				m.mapString("ceres/task_label", func(int, string) string { return "week__" + id + "__run-1" })
+			}, parquet.WithStats(false))
+		}, "privacy.leak", "meta/episodes/chunk-000/file-000.parquet", ""},
+		{"a case id in the campaign file", func(t *testing.T, s string) {
+			os.WriteFile(filepath.Join(s, "ceres", "campaign.json"), []byte(`{"campaign_id":"h-0123456789abcdef0123456789abcdef","task_id":"week__rig3-0412__av1__run-1","attempt_no":1}`), 0o644)
+		}, "privacy.user-string", "ceres/campaign.json", "rig3-0412"},
+		{"an extension value", func(t *testing.T, s string) {
+			os.WriteFile(filepath.Join(s, "ceres", "extensions.json"), []byte(`{"org.lab.owner":"ana","org.lab.n":3}`), 0o644)
+		}, "privacy.user-string", "ceres/extensions.json", `"ana"`},
 		{"unredacted specification", func(t *testing.T, s string) {
 			os.MkdirAll(filepath.Join(s, "ceres", "task-specifications"), 0o755)
 			os.WriteFile(filepath.Join(s, "ceres", "task-specifications", spec.Hash()+".json"), spec.Canonical(), 0o644)
@@ -184,6 +205,20 @@ func TestPrivacyRejectsAFullExport(t *testing.T) {
 			t.Errorf("no %s finding on a full export; errors:\n%s", code, strings.Join(errs, "\n"))
 		}
 	}
+}
+
+// fullWidth writes ASCII letters and spaces in their full-width forms,
+// which NFKC maps back.
+func fullWidth(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == ' ':
+			return '\u3000'
+		case r > ' ' && r < 0x7f:
+			return r - 0x21 + 0xff01
+		}
+		return r
+	}, s)
 }
 
 func sessionIDOf(t *testing.T, session string) string {

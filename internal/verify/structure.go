@@ -108,9 +108,10 @@ func (c *checker) checkStructure() error {
 		if err != nil {
 			return err
 		}
-		if err := input.Check(path); err != nil {
-			// Never opened: a FIFO would block the reader for ever.
-			c.errorf("layout.not-regular", filepath.ToSlash(rel), loc{}, "%v", err)
+		if err := input.CheckEntry(path); err != nil {
+			// Never opened: a FIFO would block the reader for ever, and a
+			// link may point out of the dataset.
+			c.errorf("layout.not-regular", filepath.ToSlash(rel), loc{}, "%v (a dataset holds regular files only)", err)
 			return nil
 		}
 		c.files = append(c.files, filepath.ToSlash(rel))

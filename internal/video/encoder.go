@@ -2,7 +2,9 @@ package video
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
@@ -55,6 +57,48 @@ type EncoderOptions struct {
 	ExtraOptions map[string]string
 }
 
+// Limits of the encoder settings: past them an encoder refuses to open, or
+// an FFmpeg option (an int32) overflows, after the export has begun.
+const (
+	// MaxSVTCRF and MaxX264CRF are the encoders' CRF ranges' tops.
+	MaxSVTCRF  = 63
+	MaxX264CRF = 51
+	// MaxGOP is the longest key frame interval asked for (frames).
+	MaxGOP = 100000
+	// MaxSide is the largest output width or height (8K).
+	MaxSide = 8192
+	// MaxThreads bounds threads per encoder.
+	MaxThreads = 1024
+)
+
+// x264Presets are libx264's preset names; SVT-AV1's presets are 0 to 13.
+var x264Presets = []string{"ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"}
+
+// OptionError is an encoder setting the encoder would refuse.
+type OptionError struct {
+	Option string // crf, preset, g, threads, size
+	Value  string
+	Want   string
+}
+
+func (e *OptionError) Error() string { return fmt.Sprintf("%s %s: %s", e.Option, e.Value, e.Want) }
+
+// Validate checks the options as the encoder will take them (defaults
+// filled in): the one check of encoder settings, run before an export
+// starts, whether they came from flags or a manifest.
+func (o EncoderOptions) Validate() error {
+	_, err := o.normalized()
+	return err
+}
+
+// CheckSize checks an output size: positive, even, at most MaxSide.
+func CheckSize(width, height int) error {
+	if width <= 0 || height <= 0 || width%2 != 0 || height%2 != 0 || width > MaxSide || height > MaxSide {
+		return &OptionError{Option: "size", Value: fmt.Sprintf("%dx%d", width, height), Want: fmt.Sprintf("want WIDTHxHEIGHT, both even, positive and at most %d", MaxSide)}
+	}
+	return nil
+}
+
 // normalized returns a copy with defaults filled in, or an error.
 func (o EncoderOptions) normalized() (EncoderOptions, error) {
 	if o.Codec == "" {
@@ -84,8 +128,25 @@ func (o EncoderOptions) normalized() (EncoderOptions, error) {
 	if o.PixFmt != "yuv420p" {
 		return o, fmt.Errorf("pixel format %q: only yuv420p is supported", o.PixFmt)
 	}
-	if o.CRF < 0 || o.G < 0 || o.Threads < 0 || o.FastDecode < 0 || o.FastDecode > 2 {
-		return o, fmt.Errorf("encoder options out of range: crf %d, g %d, threads %d, fast_decode %d", o.CRF, o.G, o.Threads, o.FastDecode)
+	maxCRF := MaxSVTCRF
+	if o.Codec == EncoderX264 {
+		maxCRF = MaxX264CRF
+	}
+	switch {
+	case o.CRF < 0 || o.CRF > maxCRF:
+		return o, &OptionError{"crf", strconv.Itoa(o.CRF), fmt.Sprintf("want 0 to %d for %s", maxCRF, o.Codec)}
+	case o.G < 0 || o.G > MaxGOP:
+		return o, &OptionError{"g", strconv.Itoa(o.G), fmt.Sprintf("want 1 to %d (frames from one key frame to the next)", MaxGOP)}
+	case o.Threads < 0 || o.Threads > MaxThreads:
+		return o, &OptionError{"threads", strconv.Itoa(o.Threads), fmt.Sprintf("want 0 (the encoder's choice) to %d", MaxThreads)}
+	case o.FastDecode < 0 || o.FastDecode > 2:
+		return o, &OptionError{"fast_decode", strconv.Itoa(o.FastDecode), "want 0 to 2"}
+	}
+	if o.Codec == EncoderX264 && !slices.Contains(x264Presets, o.Preset) {
+		return o, &OptionError{"preset", strconv.Quote(o.Preset), "want one of libx264's: " + strings.Join(x264Presets, ", ")}
+	}
+	if n, err := strconv.Atoi(o.Preset); o.Codec == EncoderSVTAV1 && (err != nil || n < 0 || n > 13) {
+		return o, &OptionError{"preset", strconv.Quote(o.Preset), "want 0 (slowest) to 13 (fastest) for libsvtav1"}
 	}
 	return o, nil
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/asticode/go-astiav"
+
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // maxTrailingBytes is how many bytes may follow the last packet of a
@@ -198,7 +200,7 @@ func (p *prefetcher) close() {
 // Only where the structure cannot tell (an element of unknown size) do more
 // than maxTrailingBytes after the last whole packet count as a cut.
 func cutShort(path string, size, bytesRead int64) (bool, string) {
-	if f, err := os.Open(path); err == nil {
+	if f, err := input.Open(path); err == nil {
 		cut, known, why := containerCut(f, size)
 		f.Close()
 		if known {
