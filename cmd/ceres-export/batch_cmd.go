@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,6 +42,7 @@ type BatchOptions struct {
 	Merge       string
 	Salt        string
 	JSON        bool
+	WaitBusy    time.Duration
 }
 
 // AddFlags registers the options' flags on cmd.
@@ -53,6 +56,7 @@ func (o *BatchOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Merge, "merge", "", "then merge the shards: one dataset per setting, DATASET/<setting_id> (not in an array share)")
 	f.StringVar(&o.Salt, "salt", "", "salt of the tasks whose settings say privacy metadata-only (default: $CERES_SALT; never stored)")
 	f.BoolVar(&o.JSON, "json", false, "print the run's results as JSON on stdout")
+	f.DurationVar(&o.WaitBusy, "wait-busy", 0, "wait this long for a task another process holds before giving up (exit 4); scheduler jobs wait")
 }
 
 func addSelectionFlags(cmd *cobra.Command, s *campaign.Selection) {
@@ -149,6 +153,11 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	} else {
 		fmt.Fprintf(s.Err, "campaign %s: %d tasks, %d at a time\n", m.CampaignID, len(tasks), opts.Jobs)
 	}
+	watch := newCampaignProgress(len(tasks))
+	if !isTerminal(s.Err) {
+		stop := progressLines(s.Err, s.progressEvery(), watch.lines)
+		defer stop()
+	}
 	done := 0
 	// The salt comes from the environment in scheduler jobs, so that no
 	// generated script holds it.
@@ -158,8 +167,10 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	}
 	sum, runErr := batch.Run(ctx, tasks, batch.Options{
 		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version, Inputs: []string{opts.Manifest}, Salt: salt,
-		Page: page.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: campaign.SchedulerEnv(os.Getenv),
+		Page: page.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: campaign.SchedulerEnv(os.Getenv), WaitBusy: opts.WaitBusy,
+		OnStart: watch.start,
 		OnDone: func(r batch.TaskResult) {
+			watch.done(r)
 			done++
 			fmt.Fprintf(s.Err, "[%d/%d] %s %s\n", done, len(tasks), r.Task.ID, describeResult(r))
 		},
@@ -168,25 +179,41 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		// A refused OUT or a missing salt is the table's (exitstatus.Of).
 		return withCode(exitstatus.WriteFailed, runErr)
 	}
+	// With --json stdout holds one JSON document, written last (it names
+	// the merged datasets); the human summary goes to stderr.
+	human := s.Out
 	if opts.JSON {
-		out := make([]batchResult, len(sum.Results))
-		for i, r := range sum.Results {
-			out[i] = batchResult{TaskID: r.Task.ID, Outcome: r.Outcome, Reason: r.Reason, Record: r.Record, Misses: r.Misses, ElapsedS: r.Elapsed.Seconds()}
-			if r.Record != nil {
-				out[i].AttemptNo, out[i].State = r.Record.AttemptNo, r.Record.State
-			}
-		}
-		if err := writeVerifyJSON(s, map[string]any{"message_type": "batch", "campaign_id": m.CampaignID, "results": out}); err != nil {
+		human = s.Err
+	}
+	var merged []batch.MergedDataset
+	emit := func(err error) error {
+		if !opts.JSON {
 			return err
 		}
+		doc := batchDocument{MessageType: "batch", CampaignID: m.CampaignID, Out: opts.Output, Array: share,
+			Results: make([]batchResult, len(sum.Results)), States: sum.States(), Merged: []mergedResult{}}
+		for i, r := range sum.Results {
+			doc.Results[i] = batchResult{TaskID: r.Task.ID, Outcome: r.Outcome, Reason: r.Reason, Record: r.Record, Misses: r.Misses, ElapsedS: r.Elapsed.Seconds()}
+			if r.Record != nil {
+				doc.Results[i].AttemptNo, doc.Results[i].State = r.Record.AttemptNo, r.Record.State
+			}
+		}
+		for _, d := range merged {
+			doc.Merged = append(doc.Merged, mergedResult{SettingID: d.SettingID, Dir: d.Dir, Shards: d.Shards, Episodes: d.Episodes, Frames: d.Frames})
+		}
+		doc.ExitStatus = int(exitstatus.Of(err))
+		if werr := writeVerifyJSON(s, doc); werr != nil && err == nil {
+			return werr
+		}
+		return err
 	}
 	missed := sum.Missed()
 	states := sum.States()
-	fmt.Fprintf(s.Out, "%d tasks: %d succeeded, %d failed, %d interrupted (%d exported in this run, %d skipped as done); %d missed their expectation\n",
+	fmt.Fprintf(human, "%d tasks: %d succeeded, %d failed, %d interrupted (%d exported in this run, %d skipped as done); %d missed their expectation\n",
 		len(sum.Results), states[campaign.StateSucceeded], states[campaign.StateFailed], states[campaign.StateInterrupted],
 		sum.Count(batch.OutcomeExported), sum.Count(batch.OutcomeSkipped), len(missed))
 	for _, r := range missed {
-		fmt.Fprintf(s.Out, "  missed %s: %s\n", r.Task.ID, strings.Join(r.Misses, "; "))
+		fmt.Fprintf(human, "  missed %s: %s\n", r.Task.ID, strings.Join(r.Misses, "; "))
 	}
 	// The campaign page covers every task of the manifest, from the
 	// records under OUT (other shares' too), and this run's merges.
@@ -199,7 +226,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	}
 	if runErr != nil {
 		_ = writePage(nil)
-		return withCode(exitstatus.WriteFailed, runErr)
+		return emit(withCode(exitstatus.WriteFailed, runErr))
 	}
 	// Tasks another batch runs right now did not fail: this run could not
 	// do them (exit 4, as a busy destination), and a later one will.
@@ -211,30 +238,102 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	}
 	if len(busy) > 0 {
 		_ = writePage(nil)
-		return fmt.Errorf("%w: %d of %d tasks are being run by another batch (%s); run again when it is done", output.ErrDestinationBusy, len(busy), len(sum.Results), cutList(busy, 3))
+		return emit(fmt.Errorf("%w: %d of %d tasks are being run by another batch (%s); run again when it is done", output.ErrDestinationBusy, len(busy), len(sum.Results), cutList(busy, 3)))
 	}
 	if len(missed) > 0 {
 		if opts.Merge != "" {
-			fmt.Fprintf(s.Out, "not merged: %d tasks missed their expectation\n", len(missed))
+			fmt.Fprintf(human, "not merged: %d tasks missed their expectation\n", len(missed))
 		}
 		if err := writePage(nil); err != nil {
-			return err
+			return emit(err)
 		}
-		return exitstatus.Printed(exitstatus.Findings)
+		return emit(exitstatus.Printed(exitstatus.Findings))
 	}
-	var merged []batch.MergedDataset
 	if opts.Merge != "" {
 		var err error
 		merged, err = batch.Merge(ctx, tasks, opts.Output, opts.Merge, version)
 		for _, d := range merged {
-			fmt.Fprintf(s.Out, "merged setting %s: %d shards, %d episodes, %d frames in %s\n", d.SettingID, d.Shards, d.Episodes, d.Frames, d.Dir)
+			fmt.Fprintf(human, "merged setting %s: %d shards, %d episodes, %d frames in %s\n", d.SettingID, d.Shards, d.Episodes, d.Frames, d.Dir)
 		}
 		if err != nil {
 			_ = writePage(merged)
-			return err
+			return emit(err)
 		}
 	}
-	return writePage(merged)
+	return emit(writePage(merged))
+}
+
+// batchDocument is batch --json's one document on stdout.
+type batchDocument struct {
+	MessageType string               `json:"message_type"`
+	CampaignID  string               `json:"campaign_id"`
+	Out         string               `json:"out"`
+	Array       *campaign.ArrayShare `json:"array,omitempty"`
+	Results     []batchResult        `json:"results"`
+	// States counts the tasks by their standing record's state.
+	States map[string]int `json:"states"`
+	// Merged are the datasets --merge wrote, one per setting.
+	Merged []mergedResult `json:"merged"`
+	// ExitStatus is the status the command exits with.
+	ExitStatus int `json:"exit_status"`
+}
+
+// mergedResult is one merged dataset in the --json document.
+type mergedResult struct {
+	SettingID string `json:"setting_id"`
+	Dir       string `json:"dir"`
+	Shards    int    `json:"shards"`
+	Episodes  int    `json:"episodes"`
+	Frames    int64  `json:"frames"`
+}
+
+// campaignProgress is how far a batch run is, for its progress lines.
+type campaignProgress struct {
+	mu       sync.Mutex
+	total    int
+	began    time.Time
+	running  map[string]time.Time
+	outcomes map[string]int
+	ended    int
+}
+
+func newCampaignProgress(total int) *campaignProgress {
+	return &campaignProgress{total: total, began: time.Now(), running: map[string]time.Time{}, outcomes: map[string]int{}}
+}
+
+func (p *campaignProgress) start(t campaign.Task) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running[t.ID] = time.Now()
+}
+
+func (p *campaignProgress) done(r batch.TaskResult) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.running, r.Task.ID)
+	p.outcomes[r.Outcome]++
+	p.ended++
+}
+
+// lines is one line for the run (tasks ended, by outcome, rate, time
+// left) and one per running task with how long it has run.
+func (p *campaignProgress) lines() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var by []string
+	for _, k := range slices.Sorted(maps.Keys(p.outcomes)) {
+		by = append(by, fmt.Sprintf("%d %s", p.outcomes[k], k))
+	}
+	line := "campaign: " + rateLine(p.ended, p.total, "tasks", time.Since(p.began))
+	if len(by) > 0 {
+		line += " [" + strings.Join(by, ", ") + "]"
+	}
+	line += fmt.Sprintf(", %d running", len(p.running))
+	out := []string{line}
+	for _, id := range slices.Sorted(maps.Keys(p.running)) {
+		out = append(out, fmt.Sprintf("task %s: running for %s", id, time.Since(p.running[id]).Round(time.Second)))
+	}
+	return out
 }
 
 // cutList joins the first n of items, saying how many more there are.
@@ -309,16 +408,28 @@ merged extensions and expectations; with an array share, only that share's.` +
 
 func newBatchStatusCmd(s streams) *cobra.Command {
 	var asJSON bool
+	var sel campaign.Selection
 	cmd := &cobra.Command{
-		Use:   "status OUT [--json]",
+		Use:   "status OUT [MANIFEST] [--json]",
 		Short: "Show a campaign's tasks, attempts and states from its records",
 		Long: `Show every task recorded under OUT/` + layout.AttemptsDir + `/: its attempts, the latest
-attempt's state, episodes and frames.` +
-			exitstatus.Help("shown", exitstatus.UsageError, exitstatus.Unreadable.As("OUT holds no attempt records"),
+attempt's state (running ones with their host and pid), episodes and frames.
+With MANIFEST, the tasks it selects that no attempt has started yet are
+listed as pending, so that a running campaign shows what is running, done,
+failed and left. It reads only the records, which tasks replace
+atomically: it works while the campaign runs.` +
+			exitstatus.Help("shown", exitstatus.UsageError, exitstatus.Unreadable.As("OUT holds no attempt records"), exitstatus.Manifest,
 				exitstatus.NotSound.As("shown, but some records are damaged (each is named; the tasks are listed from their other records)")),
-		Args: cobra.ExactArgs(1),
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := campaign.Status(args[0])
+			var tasks []campaign.Task
+			if len(args) == 2 {
+				var err error
+				if _, tasks, err = loadTasks(args[1], sel); err != nil {
+					return err
+				}
+			}
+			st, err := campaign.Status(args[0], tasks)
 			if err != nil {
 				return withCode(exitstatus.UsageError, err)
 			}
@@ -344,7 +455,17 @@ attempt's state, episodes and frames.` +
 				if t.ExitStatus != nil {
 					exit = strconv.Itoa(*t.ExitStatus)
 				}
-				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%d\t%.1f\t%s\n", t.TaskID, t.Attempts, t.State, exit, t.Episodes, t.Frames, t.DurationS, firstLine(t.Error))
+				state, detail := t.State, firstLine(t.Error)
+				if t.Category != "" {
+					state += " (" + t.Category + ")"
+				}
+				if t.State == campaign.StateRunning {
+					detail = fmt.Sprintf("pid %d on %s since %s", t.PID, t.Host, t.StartedAt)
+				}
+				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%d\t%.1f\t%s\n", t.TaskID, t.Attempts, state, exit, t.Episodes, t.Frames, t.DurationS, detail)
+			}
+			for _, id := range st.Pending {
+				fmt.Fprintf(w, "%s\t0\t%s\t-\t0\t0\t0.0\t\n", id, campaign.StatePending)
 			}
 			if err := w.Flush(); err != nil {
 				return err
@@ -353,11 +474,12 @@ attempt's state, episodes and frames.` +
 			for _, k := range slices.Sorted(maps.Keys(st.States)) {
 				states = append(states, fmt.Sprintf("%d %s", st.States[k], k))
 			}
-			fmt.Fprintf(s.Out, "%d tasks: %s\n", len(st.Tasks), strings.Join(states, ", "))
+			fmt.Fprintf(s.Out, "%d tasks: %s\n", len(st.Tasks)+len(st.Pending), strings.Join(states, ", "))
 			return damaged()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print machine-readable JSON")
+	addSelectionFlags(cmd, &sel)
 	return cmd
 }
 
@@ -373,6 +495,11 @@ func firstLine(s string) string {
 
 // --- batch slurm
 
+// defaultJobWaitBusy is how long a scheduler's array task waits for a task
+// another process holds: a requeued task whose lost first attempt is still
+// exporting on its node waits for it, then finds the shard up to date.
+const defaultJobWaitBusy = time.Hour
+
 // SlurmOptions are the flags of `ceres-export batch slurm`.
 type SlurmOptions struct {
 	Manifest    string
@@ -385,6 +512,7 @@ type SlurmOptions struct {
 	Time        string
 	Merge       string
 	Submit      bool
+	WaitBusy    time.Duration
 }
 
 func newBatchSlurmCmd(s streams) *cobra.Command {
@@ -410,11 +538,12 @@ it is cancelled rather than left pending when an array task fails).
 	addSelectionFlags(cmd, &opts.Selection)
 	f.IntVar(&opts.ArrayCount, "array-count", 0, "array tasks (default: one per selected task)")
 	f.IntVar(&opts.Jobs, "jobs", 0, "tasks side by side inside each array task (default: batch's)")
-	f.IntVar(&opts.CPUsPerTask, "cpus-per-task", 0, "sbatch --cpus-per-task (default: the cluster's)")
+	f.IntVar(&opts.CPUsPerTask, "cpus-per-task", 0, "sbatch --cpus-per-task (default: the manifest's execution_profile, else the cluster's)")
 	f.StringVar(&opts.Partition, "partition", "", "sbatch --partition")
 	f.StringVar(&opts.Time, "time", "", "sbatch --time limit")
 	f.StringVar(&opts.Merge, "merge", "", "merged dataset directory: one dataset per setting, DATASET/<setting_id>")
 	f.BoolVar(&opts.Submit, "submit", false, "submit the array and the merge job with sbatch")
+	f.DurationVar(&opts.WaitBusy, "wait-busy", defaultJobWaitBusy, "how long a requeued array task waits for its lost first attempt (batch --wait-busy)")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
 }
@@ -455,7 +584,7 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 	if err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
-	so.Jobs, so.CPUsPerTask, so.Partition, so.Time = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time
+	so.Jobs, so.CPUsPerTask, so.Partition, so.Time, so.WaitBusy = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time, opts.WaitBusy
 	if so.Merge != "" {
 		if err := batch.CheckMergeDestination(so.Merge, so.Out, campaign.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
 			return withCode(exitstatus.UsageError, err)
@@ -498,6 +627,7 @@ func newBatchKubernetesCmd(s streams) *cobra.Command {
 	var sel campaign.Selection
 	var out, image, namespace, claim, mount, binary string
 	var count, jobs, cpus int
+	var waitBusy time.Duration
 	cmd := &cobra.Command{
 		Use:   "kubernetes MANIFEST -o OUT --image IMAGE [flags]",
 		Short: "Print a Kubernetes Indexed Job for a campaign",
@@ -521,10 +651,10 @@ task does. Paths are as the pods see them (on --claim mounted at --mount).` +
 				return withCode(exitstatus.UsageError, errors.New("--claim needs --mount"))
 			}
 			ko := campaign.KubernetesOptions{
-				ScriptOptions: campaign.ScriptOptions{Binary: binary, Manifest: args[0], Out: out, Selection: sel, ArrayCount: count, Jobs: jobs, CPUsPerTask: cpus},
+				ScriptOptions: campaign.ScriptOptions{Binary: binary, Manifest: args[0], Out: out, Selection: sel, ArrayCount: count, Jobs: jobs, CPUsPerTask: cpus, WaitBusy: waitBusy},
 				Image:         image, Namespace: namespace, Claim: claim, MountPath: mount,
 			}
-			b, err := campaign.KubernetesJob(m.CampaignID, ko)
+			b, err := campaign.KubernetesJob(m.CampaignID, tasks, ko)
 			if err != nil {
 				return err
 			}
@@ -541,7 +671,8 @@ task does. Paths are as the pods see them (on --claim mounted at --mount).` +
 	f.StringVar(&mount, "mount", "", "where the claim is mounted")
 	f.IntVar(&count, "array-count", 0, "completions (default: one per selected task)")
 	f.IntVar(&jobs, "jobs", 0, "tasks side by side in each pod (default: batch's)")
-	f.IntVar(&cpus, "cpus-per-task", 0, "CPU request of each pod")
+	f.IntVar(&cpus, "cpus-per-task", 0, "CPU request of each pod (default: the manifest's execution_profile)")
+	f.DurationVar(&waitBusy, "wait-busy", defaultJobWaitBusy, "how long a pod waits for a task another pod still writes (batch --wait-busy)")
 	addSelectionFlags(cmd, &sel)
 	_ = cmd.MarkFlagRequired("output")
 	_ = cmd.MarkFlagRequired("image")

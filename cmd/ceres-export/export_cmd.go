@@ -148,7 +148,7 @@ type exportSummary struct {
 
 func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 	if !opts.Quiet && !opts.JSON {
-		bars := newProgressBars(s.Err)
+		bars := newProgressBars(s.Err, s.progressEvery())
 		defer bars.close()
 		opts.Progress = bars
 	}

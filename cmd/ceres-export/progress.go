@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"sort"
 	"sync"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -11,28 +14,109 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/export"
 )
 
-// progressBars draws one bar per stage on a terminal; on anything else it
-// draws nothing, so logs and CI output stay clean.
+// progressBars draws one bar per stage on a terminal. Anywhere else (a
+// SLURM or Kubernetes log, CI) a bar would be noise, and silence looks like
+// a hang: it prints a line per running stage every `every` instead (what,
+// how far, rate, time left).
 type progressBars struct {
-	w    io.Writer
-	tty  bool
-	mu   sync.Mutex
-	bars map[string]*progressbar.ProgressBar
+	w      io.Writer
+	tty    bool
+	mu     sync.Mutex
+	bars   map[string]*progressbar.ProgressBar
+	stages map[string]*stageProgress
+	stop   func()
+}
+
+// stageProgress is how far one stage is, for the progress lines.
+type stageProgress struct {
+	total, done int
+	start       time.Time
 }
 
 var _ export.Progress = (*progressBars)(nil)
 
-func newProgressBars(w io.Writer) *progressBars {
+func newProgressBars(w io.Writer, every time.Duration) *progressBars {
+	p := &progressBars{w: w, tty: isTerminal(w), bars: map[string]*progressbar.ProgressBar{}, stages: map[string]*stageProgress{}}
+	if !p.tty {
+		p.stop = progressLines(w, every, p.lines)
+	}
+	return p
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return &progressBars{w: w, tty: ok && term.IsTerminal(int(f.Fd())), bars: map[string]*progressbar.ProgressBar{}}
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// lines are the progress lines of the running stages, by name.
+func (p *progressBars) lines() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for name, st := range p.stages {
+		out = append(out, fmt.Sprintf("%s: %s", name, rateLine(st.done, st.total, "frames", time.Since(st.start))))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// rateLine says how far done of total units are after elapsed: count,
+// percentage, rate and, once there is a rate, the time left.
+func rateLine(done, total int, units string, elapsed time.Duration) string {
+	line := fmt.Sprintf("%d/%d %s", done, total, units)
+	if total > 0 {
+		line += fmt.Sprintf(" (%.0f%%)", 100*float64(done)/float64(total))
+	}
+	if s := elapsed.Seconds(); s > 0 && done > 0 {
+		rate := float64(done) / s
+		line += fmt.Sprintf(", %.3g %s/s", rate, units)
+		if total >= done {
+			left := time.Duration(float64(total-done) / rate * float64(time.Second))
+			line += fmt.Sprintf(", %s left", left.Round(time.Second))
+		}
+	}
+	return line
+}
+
+// progressLines prints "progress: LINE" for each of lines() every `every`
+// until the returned stop is called; every <= 0 prints nothing.
+func progressLines(w io.Writer, every time.Duration, lines func() []string) (stop func()) {
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				for _, l := range lines() {
+					fmt.Fprintf(w, "progress: %s\n", l)
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done); wg.Wait() }) }
 }
 
 func (p *progressBars) Stage(name string, total int) {
-	if p == nil || !p.tty {
+	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.tty {
+		p.stages[name] = &stageProgress{total: total, start: time.Now()}
+		return
+	}
 	p.bars[name] = progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(p.w),
 		progressbar.OptionSetDescription(name),
@@ -45,22 +129,26 @@ func (p *progressBars) Stage(name string, total int) {
 }
 
 func (p *progressBars) Set(name string, done int) {
-	if p == nil || !p.tty {
+	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if st := p.stages[name]; st != nil {
+		st.done = done
+	}
 	if b := p.bars[name]; b != nil {
 		_ = b.Set(done)
 	}
 }
 
 func (p *progressBars) Done(name string) {
-	if p == nil || !p.tty {
+	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	delete(p.stages, name)
 	if b := p.bars[name]; b != nil {
 		_ = b.Finish()
 		delete(p.bars, name)
@@ -70,6 +158,9 @@ func (p *progressBars) Done(name string) {
 func (p *progressBars) close() {
 	if p == nil {
 		return
+	}
+	if p.stop != nil {
+		p.stop()
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +22,20 @@ type streams struct {
 	Err io.Writer
 
 	verbose *bool // set by the persistent --verbose flag
+	// every is the persistent --progress-every: the pace of progress lines
+	// when stderr is not a terminal.
+	every *time.Duration
+}
+
+// defaultProgressEvery is the pace of progress lines in logs: often enough
+// that a log shows the work moving, rarely enough to stay readable.
+const defaultProgressEvery = 10 * time.Second
+
+func (s streams) progressEvery() time.Duration {
+	if s.every == nil {
+		return defaultProgressEvery
+	}
+	return *s.every
 }
 
 // Logger returns the structured logger for diagnostics on stderr: warnings by
@@ -85,6 +100,7 @@ func markRunErrors(c *cobra.Command) {
 
 func newRootCmd(s streams) *cobra.Command {
 	s.verbose = new(bool)
+	s.every = new(time.Duration)
 	root := &cobra.Command{
 		Use:           "ceres-export",
 		Short:         "Export CERES capture sessions as LeRobot datasets",
@@ -95,6 +111,7 @@ func newRootCmd(s streams) *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVarP(s.verbose, "verbose", "v", false, "log debug detail to stderr")
+	root.PersistentFlags().DurationVar(s.every, "progress-every", defaultProgressEvery, "when stderr is not a terminal, print progress lines this often (0: none)")
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetIn(s.In)

@@ -74,6 +74,12 @@ type Options struct {
 	// metadata-only. It is never recorded (records keep the settings,
 	// which cannot hold it).
 	Salt string
+	// WaitBusy is how long a task waits for another process that holds
+	// it (a running record of a live process, the shard's lock) before
+	// giving up as busy. 0 gives up at once. A requeued array task waits:
+	// the attempt of its lost node may still be writing the shard, and
+	// once that ends the task is up to date.
+	WaitBusy time.Duration
 	// OnStart and OnDone, when set, are told about each task (one call at
 	// a time).
 	OnStart func(campaign.Task)
@@ -215,7 +221,13 @@ func Run(ctx context.Context, tasks []campaign.Task, opts Options) (*Summary, er
 	return sum, ctx.Err()
 }
 
-// runTask runs one task: skip it when up to date, else make an attempt.
+// busyPoll is how often a task waiting for its holder looks again.
+const busyPoll = time.Second
+
+// runTask runs one task: skip it when up to date, else make attempts
+// until one succeeds or the task's retry policy lets no further attempt
+// follow a failure; while another process holds the task, wait for it (up
+// to opts.WaitBusy).
 func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Options, host string) TaskResult {
 	begin := time.Now()
 	res := TaskResult{Task: *t}
@@ -228,7 +240,7 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 		}
 		return res
 	}
-	rec := &campaign.Record{
+	template := campaign.Record{
 		RecordVersion: campaign.RecordVersion, TaskID: t.ID, CampaignID: t.CampaignID, CaseID: t.CaseID,
 		SettingID: t.SettingID, RunID: t.RunID, State: campaign.StateRunning,
 		Tool: campaign.Tool{Name: opts.ToolName, Version: opts.ToolVersion}, Session: t.Session, Shard: t.ID,
@@ -237,33 +249,81 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 	}
 	in, inErr := hashInputs(t, eo.TaskSpec, eo.Profile)
 	if inErr == nil {
-		rec.Inputs = in
+		template.Inputs = in
 		fp, err := fingerprint(t, in, opts.ToolVersion)
 		if err != nil {
 			inErr = err
 		}
-		rec.Fingerprint = fp
+		template.Fingerprint = fp
 	}
 	shardDir := filepath.Join(opts.Out, t.ID)
-	if err := campaign.CloseAbandoned(opts.Out, t.ID, host); err != nil {
-		res.Outcome, res.Reason = OutcomeFailed, err.Error()
-		res.Busy = errors.Is(err, output.ErrDestinationBusy)
-		return finish()
-	}
-	if inErr == nil {
-		if prev, why := upToDate(ctx, opts, shardDir, rec.Fingerprint); prev != nil {
-			res.Outcome, res.Record, res.Reason = OutcomeSkipped, prev, why
-			return finish()
+	waitUntil := begin.Add(opts.WaitBusy)
+	// wait sleeps before another look at a task another process holds;
+	// false when the wait is over (or the run cancelled).
+	wait := func() bool {
+		if !time.Now().Before(waitUntil) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(busyPoll):
+			return true
 		}
 	}
-
-	rec.Start(time.Now())
-	if err := campaign.CreateRecord(opts.Out, rec); err != nil {
-		res.Outcome, res.Reason = OutcomeFailed, err.Error()
+	retryFailed := opts.RetryFailed
+	for {
+		if err := campaign.CloseAbandoned(opts.Out, t.ID, host); err != nil {
+			if errors.Is(err, output.ErrDestinationBusy) && wait() {
+				continue
+			}
+			res.Outcome, res.Reason = OutcomeFailed, err.Error()
+			res.Busy = errors.Is(err, output.ErrDestinationBusy)
+			return finish()
+		}
+		if inErr == nil {
+			if prev, why := upToDate(ctx, opts, t, shardDir, template.Fingerprint, retryFailed); prev != nil {
+				res.Outcome, res.Record, res.Reason, res.Busy = OutcomeSkipped, prev, why, false
+				return finish()
+			}
+		}
+		// --retry-failed buys one new attempt, not one per failure.
+		retryFailed = false
+		rec := template
+		res.Busy = false
+		res.Outcome, res.Record = attempt(ctx, t, eo, opts, inErr, shardDir, &rec)
+		if res.Record == nil {
+			res.Reason = rec.Error
+			return finish()
+		}
+		switch {
+		case rec.Category == campaign.CategoryBusy:
+			// Another process writes the shard: once it is done the task
+			// may be up to date, so look again rather than retry.
+			res.Busy = true
+			if wait() {
+				continue
+			}
+		case rec.State == campaign.StateFailed && t.RetryPolicy != nil && ctx.Err() == nil:
+			// The policy the manifest gives retries its categories in this
+			// run already, up to max_attempts (upToDate counts them).
+			if n := attemptsWith(opts.Out, t.ID, rec.Fingerprint); t.RetryPolicy.Allows(rec.Category, n) {
+				continue
+			}
+		}
 		return finish()
 	}
-	res.Record = rec
+}
 
+// attempt makes one attempt of t: its record, the export, the record's end.
+// It returns the outcome and the record, nil when none could be made
+// (rec.Error says why).
+func attempt(ctx context.Context, t *campaign.Task, eo export.Options, opts Options, inErr error, shardDir string, rec *campaign.Record) (string, *campaign.Record) {
+	rec.Start(time.Now())
+	if err := campaign.CreateRecord(opts.Out, rec); err != nil {
+		rec.Error = err.Error()
+		return OutcomeFailed, nil
+	}
 	var rep *export.Report
 	err := inErr
 	if err == nil {
@@ -281,6 +341,7 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 		}
 	}
 	rec.End(time.Now())
+	outcome := OutcomeFailed
 	switch {
 	case err == nil:
 		rec.State = campaign.StateSucceeded
@@ -289,31 +350,63 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 		if c, ok := campaign.ReadCommitted(shardDir); ok {
 			rec.ShardReportSHA256 = c.ReportSHA256
 		}
-		res.Outcome = OutcomeExported
+		outcome = OutcomeExported
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		rec.State = campaign.StateInterrupted
+		rec.State, rec.Category = campaign.StateInterrupted, campaign.CategoryInterrupted
 		rec.Error = err.Error()
-		res.Outcome = OutcomeInterrupted
+		outcome = OutcomeInterrupted
 	case errors.Is(err, output.ErrDestinationBusy):
 		// Another batch writes this shard right now: not a failure of
 		// these inputs (a failed attempt would stand for them), so the
 		// attempt is interrupted and the next run tries again.
-		rec.State = campaign.StateInterrupted
+		rec.State, rec.Category = campaign.StateInterrupted, campaign.CategoryBusy
 		rec.Error = err.Error()
-		res.Outcome, res.Busy = OutcomeInterrupted, true
+		outcome = OutcomeInterrupted
 	default:
 		rec.State = campaign.StateFailed
 		rec.Error = err.Error()
-		// The status the export command would have exited with.
-		rec.SetExitStatus(int(exitstatus.Of(err)))
-		res.Outcome = OutcomeFailed
+		// The status the export command would have exited with, and what
+		// it says of the failure.
+		code := exitstatus.Of(err)
+		rec.SetExitStatus(int(code))
+		rec.Category = categoryOfExit(code)
 	}
 	miss := campaign.Check(t.Expected, rec)
 	rec.Expectation = &campaign.Expectation{Met: len(miss) == 0, Misses: miss}
-	if werr := campaign.UpdateRecord(opts.Out, rec); werr != nil && res.Outcome == OutcomeExported {
-		res.Outcome, res.Reason = OutcomeFailed, werr.Error()
+	if werr := campaign.UpdateRecord(opts.Out, rec); werr != nil && outcome == OutcomeExported {
+		rec.Error = werr.Error()
+		return OutcomeFailed, rec
 	}
-	return finish()
+	return outcome, rec
+}
+
+// categoryOfExit is the failure category (campaign.Category*) of an
+// attempt that failed with exit status code: an input that cannot be made
+// into a shard fails the same way every time; anything else may be
+// transient.
+func categoryOfExit(code exitstatus.Status) string {
+	switch code {
+	case exitstatus.Findings:
+		return campaign.CategoryInputInvalid
+	case exitstatus.Usage:
+		return campaign.CategoryInputUnreadable
+	case exitstatus.Corrupt:
+		return campaign.CategoryJournalCorrupt
+	}
+	return campaign.CategoryIOError
+}
+
+// attemptsWith counts the task's attempts made with fingerprint fp: the
+// attempts a retry policy's max_attempts bounds (new inputs start anew).
+func attemptsWith(out, taskID, fp string) int {
+	recs, _ := campaign.ReadRecords(out, taskID)
+	n := 0
+	for _, r := range recs {
+		if r.Fingerprint == fp {
+			n++
+		}
+	}
+	return n
 }
 
 // shardCampaignFiles are the files a task adds under its shard's ceres/:
@@ -340,38 +433,70 @@ func shardCampaignFiles(t *campaign.Task, attempt int, mode privacy.Mode, salt s
 }
 
 // upToDate returns the standing record when the task needs no new attempt:
-// its last finished attempt had this fingerprint and either succeeded,
-// leaving the shard that is there now and still passes a quick verify, or
-// failed (final unless RetryFailed).
-func upToDate(ctx context.Context, opts Options, shardDir, fp string) (*campaign.Record, string) {
+// an attempt with this fingerprint succeeded, leaving the shard that is
+// there now and still passes a quick verify; or the last ended attempt
+// with it did not succeed and the task's retry policy allows no further
+// attempt (its category is not retried, or max_attempts is reached), unless
+// retryFailed overrides the policy.
+func upToDate(ctx context.Context, opts Options, t *campaign.Task, shardDir, fp string, retryFailed bool) (*campaign.Record, string) {
 	recs, err := campaign.ReadRecords(opts.Out, filepath.Base(shardDir))
 	if err != nil {
 		return nil, ""
 	}
+	// The attempts since the inputs last changed, latest first.
+	var same []campaign.Record
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
-		if r.State != campaign.StateSucceeded && r.State != campaign.StateFailed {
+		if r.State == campaign.StateRunning {
 			continue
 		}
 		if r.Fingerprint != fp {
-			return nil, ""
-		}
-		if r.State == campaign.StateFailed {
-			if opts.RetryFailed {
-				return nil, ""
+			// An interrupted attempt of other inputs changed nothing.
+			if r.State == campaign.StateInterrupted {
+				continue
 			}
-			return &r, fmt.Sprintf("attempt %d failed with the same inputs (--retry-failed runs it again)", r.AttemptNo)
+			break
+		}
+		same = append(same, r)
+	}
+	for _, r := range same {
+		if r.State != campaign.StateSucceeded {
+			continue
 		}
 		if c, ok := campaign.ReadCommitted(shardDir); !ok || c.ReportSHA256 != r.ShardReportSHA256 || c.Attempt != r.AttemptNo {
-			return nil, ""
+			break
 		}
 		v, err := verify.Shard(ctx, shardDir, verify.Options{Quick: true})
 		if err != nil || !v.Sound {
-			return nil, ""
+			break
 		}
 		return &r, fmt.Sprintf("up to date: attempt %d made this shard from the same inputs", r.AttemptNo)
 	}
-	return nil, ""
+	if len(same) == 0 || same[0].State == campaign.StateSucceeded || retryFailed {
+		return nil, ""
+	}
+	last := same[0]
+	policy := t.Policy()
+	category := recordCategory(last)
+	if policy.Allows(category, attemptsWith(opts.Out, t.ID, fp)) {
+		return nil, ""
+	}
+	return &last, fmt.Sprintf("attempt %d %s with the same inputs and is not retried: %s (--retry-failed runs it again)",
+		last.AttemptNo, last.State, campaign.DescribeRetry(policy, category))
+}
+
+// recordCategory is the failure category of an attempt that did not
+// succeed, for records written before records carried one.
+func recordCategory(r campaign.Record) string {
+	switch {
+	case r.Category != "":
+		return r.Category
+	case r.State == campaign.StateInterrupted:
+		return campaign.CategoryInterrupted
+	case r.ExitStatus != nil:
+		return categoryOfExit(exitstatus.Status(*r.ExitStatus))
+	}
+	return campaign.CategoryIOError
 }
 
 // taskOptions are the export options task t runs with: its settings

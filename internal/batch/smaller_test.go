@@ -29,7 +29,7 @@ func TestDamagedRecordIsReportedAndTheRestListed(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "attempt-0002.json"), []byte(`{"record_version": 1, "task_id": "`), 0o644)
 	os.WriteFile(filepath.Join(dir, "attempt-0003.json"), []byte(`{"record_version": 1, "attempt_no": 7}`), 0o644)
 	syscall.Mkfifo(filepath.Join(out, layout.AttemptsDir, tasks[2].ID, "attempt-0002.json"), 0o644)
-	st, err := campaign.Status(out)
+	st, err := campaign.Status(out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,12 @@ type Task struct {
 	Export settings.Settings `json:"export"`
 	// Extensions, merged by top-level key, carried unchanged.
 	Extensions map[string]json.RawMessage `json:"extensions"`
+	// Execution is the task's placement and resource request, merged by
+	// field over the layers; the scheduler jobs request it.
+	Execution ExecutionProfile `json:"execution_profile"`
+	// RetryPolicy is the manifest's retry_policy, nil when it gives none
+	// (Policy is the one in force).
+	RetryPolicy *RetryPolicy `json:"retry_policy,omitempty"`
 	// Expected is the regression contract checked after the task; nil when
 	// there is none.
 	Expected *Expected `json:"expected,omitempty"`
@@ -124,10 +130,10 @@ type layer struct {
 // Manifest fields, as the decoder allows them.
 var (
 	topFields     = []string{"schema_version", "campaign_id", "extensions", "defaults", "settings", "cases"}
-	defaultFields = []string{"export", "extensions", "expected"}
+	defaultFields = []string{"export", "extensions", "expected", "execution_profile", "retry_policy", "payload"}
 	settingFields = []string{"export"}
-	caseFields    = []string{"case_id", "setting_id", "run_id", "session", "export", "extensions", "expected"}
-	lineFields    = []string{"schema_version", "campaign_id", "case_id", "setting_id", "run_id", "session", "export", "extensions", "expected"}
+	caseFields    = []string{"case_id", "setting_id", "run_id", "session", "export", "extensions", "expected", "execution_profile", "retry_policy", "payload"}
+	lineFields    = []string{"schema_version", "campaign_id", "case_id", "setting_id", "run_id", "session", "export", "extensions", "expected", "execution_profile", "retry_policy", "payload"}
 	expectedField = []string{"state", "attempt_no", "min_episodes", "min_frames"}
 )
 
@@ -186,6 +192,7 @@ func (m *Manifest) parseJSON(data []byte) error {
 
 	var defExport, defExt layer
 	var defExpected *Expected
+	var defRun runLayers
 	if dv, ok := top["defaults"]; ok {
 		def, err := d.object("defaults", dv, defaultFields)
 		if err != nil {
@@ -198,6 +205,9 @@ func (m *Manifest) parseJSON(data []byte) error {
 			return err
 		}
 		if defExpected, err = d.expected("defaults.expected", def["expected"]); err != nil {
+			return err
+		}
+		if defRun, err = d.runLayers("defaults", def); err != nil {
 			return err
 		}
 	}
@@ -280,11 +290,21 @@ func (m *Manifest) parseJSON(data []byte) error {
 		if err != nil {
 			return err
 		}
-		t.Extensions = mergeExtensions(campaignExt, defExt, caseExt)
-		// expected is one contract: a case's replaces the default's whole.
+		caseRun, err := d.runLayers(p, c)
+		if err != nil {
+			return err
+		}
+		t.Extensions = mergeExtensions(campaignExt, defExt, defRun.payloadExt, caseExt, caseRun.payloadExt)
+		t.Execution = mergeExecution(defRun.execution, defRun.payloadExecution, caseRun.execution, caseRun.payloadExecution)
+		// expected and retry_policy are each one contract: a case's
+		// replaces the default's whole.
 		t.Expected = defExpected
 		if caseExpected != nil {
 			t.Expected = caseExpected
+		}
+		t.RetryPolicy = defRun.retry
+		if caseRun.retry != nil {
+			t.RetryPolicy = caseRun.retry
 		}
 		if err := m.finish(d, p, &t, seen, defExport, setting, caseExport); err != nil {
 			return err
@@ -347,7 +367,13 @@ func (m *Manifest) parseJSONL(data []byte) error {
 		if t.Expected, err = d.expected("expected", o["expected"]); err != nil {
 			return err
 		}
-		t.Extensions = mergeExtensions(ext)
+		run, err := d.runLayers("", o)
+		if err != nil {
+			return err
+		}
+		t.Extensions = mergeExtensions(ext, run.payloadExt)
+		t.Execution = mergeExecution(run.execution, run.payloadExecution)
+		t.RetryPolicy = run.retry
 		if err := m.finish(d, "", &t, seen, ex); err != nil {
 			return err
 		}
@@ -361,6 +387,30 @@ func (m *Manifest) parseJSONL(data []byte) error {
 	}
 	m.CampaignID = m.Tasks[0].CampaignID
 	return nil
+}
+
+// runLayers are one level's execution_profile, retry_policy and payload.
+type runLayers struct {
+	execution, payloadExecution executionLayer
+	payloadExt                  layer
+	retry                       *RetryPolicy
+}
+
+// runLayers decodes the execution_profile, retry_policy and payload
+// members of the object o at p.
+func (d decoder) runLayers(p string, o map[string]json.RawMessage) (runLayers, error) {
+	var r runLayers
+	var err error
+	if r.execution, err = d.executionProfile(member(p, "execution_profile"), o["execution_profile"]); err != nil {
+		return r, err
+	}
+	if r.retry, err = d.retryPolicy(member(p, "retry_policy"), o["retry_policy"]); err != nil {
+		return r, err
+	}
+	if r.payloadExt, r.payloadExecution, err = d.payload(member(p, "payload"), o["payload"]); err != nil {
+		return r, err
+	}
+	return r, nil
 }
 
 // record decodes a record's identity and session; p is its JSON path.

@@ -81,7 +81,7 @@ func TestManifestErrors(t *testing.T) {
 		{"run_id blank", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "--", "session": "x"}]}`,
 			`campaign.json: cases[0].run_id: "--" normalises to nothing; want at least one letter or digit`},
 		{"unknown case field", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "phases": []}]}`,
-			`campaign.json: cases[0].phases: unknown field (want one of case_id, setting_id, run_id, session, export, extensions, expected)`},
+			`campaign.json: cases[0].phases: unknown field (want one of case_id, setting_id, run_id, session, export, extensions, expected, execution_profile, retry_policy, payload)`},
 		{"no session", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1"}]}`,
 			`campaign.json: cases[0].session: required field missing (the session directory, relative to the manifest)`},
 		{"unknown setting", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "h264", "run_id": "1", "session": "x"}]}`,
@@ -133,7 +133,7 @@ func TestJSONLErrors(t *testing.T) {
 	for _, tc := range []struct{ name, doc, want string }{
 		{"empty", "\n\n", `c.jsonl: no records; want one JSON object per line`},
 		{"bad line", line + "\n{\"campaign_id\": \n", `c.jsonl line 2: not valid JSON: offset 15: unexpected end of JSON input`},
-		{"defaults", `{"campaign_id": "c", "defaults": {}}`, `c.jsonl line 1: defaults: unknown field (want one of schema_version, campaign_id, case_id, setting_id, run_id, session, export, extensions, expected)`},
+		{"defaults", `{"campaign_id": "c", "defaults": {}}`, `c.jsonl line 1: defaults: unknown field (want one of schema_version, campaign_id, case_id, setting_id, run_id, session, export, extensions, expected, execution_profile, retry_policy, payload)`},
 		{"no campaign", `{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x"}`, `c.jsonl line 1: campaign_id: required field missing (every line names its campaign)`},
 		{"two campaigns", line + "\n\n" + strings.Replace(line, `"c"`, `"d"`, 1), `c.jsonl line 3: campaign_id: "d" differs from line 1's "c"; a JSONL manifest holds one campaign`},
 		{"duplicate", line + "\n" + strings.Replace(line, `"a"`, `"A"`, 1), `c.jsonl line 2: task id c__a__s__run-1 already belongs to line 1`},

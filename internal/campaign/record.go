@@ -49,6 +49,9 @@ type Record struct {
 	// running or when interrupted.
 	ExitStatus *int   `json:"exit_status"`
 	Error      string `json:"error,omitempty"`
+	// Category is what an attempt that did not succeed failed of
+	// (Category*); the task's retry policy decides by it.
+	Category string `json:"category,omitempty"`
 	// Note says how the record was finished when not by its own attempt.
 	Note      string  `json:"note,omitempty"`
 	StartedAt string  `json:"started_at"` // RFC 3339, UTC
@@ -266,7 +269,7 @@ func CloseAbandoned(out, taskID, host string) error {
 			return fmt.Errorf("%w: task %s: attempt %d is still running (pid %d on %s)", output.ErrDestinationBusy, taskID, r.AttemptNo, r.PID, host)
 		}
 		if !completeCommitted(out, &r) {
-			r.State = StateInterrupted
+			r.State, r.Category = StateInterrupted, CategoryLost
 			r.Error = "the attempt ended without finishing its record (killed, or its node was lost)"
 		} else {
 			// Killed after its commit, the attempt left its shard's lock
@@ -308,7 +311,7 @@ func completeCommitted(out string, r *Record) bool {
 	end := st.ModTime().UTC()
 	r.State = StateSucceeded
 	r.SetExitStatus(0)
-	r.Error = ""
+	r.Error, r.Category = "", ""
 	r.Note = "completed from its committed shard: the attempt was stopped after the commit, before its record was finished"
 	r.End(end)
 	r.Episodes, r.Frames = rep.Episodes, rep.Frames

@@ -2,10 +2,12 @@ package campaign
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
@@ -108,6 +110,47 @@ type ScriptOptions struct {
 	Partition, Time string
 	// Merge is the merged dataset's directory; "" writes no merge job.
 	Merge string
+	// WaitBusy is batch's --wait-busy in each array task: how long a
+	// requeued task waits for its lost first attempt, still writing.
+	WaitBusy time.Duration
+
+	// What the tasks ask of the scheduler (ForTasks fills these from the
+	// manifest). Request is one array task's reservation: the largest
+	// execution_profile of the tasks, times the tasks it runs side by side;
+	// Exclusive asks for whole nodes. Requeue lets SLURM requeue an array
+	// task whose node was lost, MaxAttempts bounds a Kubernetes index's
+	// pods: both from the tasks' retry policies.
+	Request     Resources
+	Exclusive   bool
+	Requeue     bool
+	MaxAttempts int
+}
+
+// ForTasks returns o with what tasks ask of the scheduler: their largest
+// resource request, whole nodes when any asks for one, and their retry
+// policies. A request is for tasks side by side: with resources declared
+// and no --jobs, each array task runs one task at a time (--jobs 1), so
+// that the reservation is what each task declared.
+func (o ScriptOptions) ForTasks(tasks []Task) ScriptOptions {
+	r, exclusive := MaxResources(tasks)
+	if r.Any() && o.Jobs == 0 {
+		o.Jobs = 1
+	}
+	o.Request, o.Exclusive = r.Times(max(o.Jobs, 1)), exclusive
+	o.Requeue, o.MaxAttempts = false, 0
+	bounded := len(tasks) > 0
+	for _, t := range tasks {
+		p := t.Policy()
+		o.Requeue = o.Requeue || slices.Contains(p.RetryCategories, CategoryLost)
+		if p.MaxAttempts == 0 {
+			bounded = false
+		}
+		o.MaxAttempts = max(o.MaxAttempts, p.MaxAttempts)
+	}
+	if !bounded {
+		o.MaxAttempts = 0
+	}
+	return o
 }
 
 // batchArgs is the batch command line every array task runs.
@@ -115,6 +158,9 @@ func (o ScriptOptions) batchArgs() []string {
 	args := []string{o.Binary, "batch", o.Manifest, "-o", o.Out, "--array-count", strconv.Itoa(o.ArrayCount)}
 	if o.Jobs > 0 {
 		args = append(args, "--jobs", strconv.Itoa(o.Jobs))
+	}
+	if o.WaitBusy > 0 {
+		args = append(args, "--wait-busy", o.WaitBusy.String())
 	}
 	return append(args, o.Selection.Args()...)
 }
@@ -133,6 +179,15 @@ func SlurmArrayScript(campaignID string, tasks int, o ScriptOptions) (string, er
 	sbatchLine(&b, "--array", fmt.Sprintf("0-%d", o.ArrayCount-1))
 	sbatchLine(&b, "--output", slurmFilename(o.Out+"/"+layout.SlurmLogsDir+"/")+"array-%A_%a.out")
 	sbatchCommon(&b, o)
+	sbatchRequest(&b, o)
+	// A task whose node is lost goes back to the queue, when the tasks'
+	// retry policies retry lost attempts; its rerun skips what is done
+	// and waits for a first attempt still writing (docs/campaigns.md).
+	if o.Requeue {
+		b.WriteString("#SBATCH --requeue\n")
+	} else {
+		b.WriteString("#SBATCH --no-requeue\n")
+	}
 	b.WriteString("set -euo pipefail\nexec " + shellJoin(o.batchArgs()) + "\n")
 	return b.String(), nil
 }
@@ -245,6 +300,25 @@ func sbatchCommon(b *strings.Builder, o ScriptOptions) {
 	}
 }
 
+// sbatchRequest writes the array tasks' reservation from the manifest's
+// execution profiles (--cpus-per-task given on the command line wins over
+// cpu_millis); SLURM counts whole CPUs and MB of 2^20 bytes. The merge
+// job reads and copies, and asks for none of it.
+func sbatchRequest(b *strings.Builder, o ScriptOptions) {
+	if cpus := o.Request.CPUs(); o.CPUsPerTask == 0 && cpus > 0 {
+		sbatchLine(b, "--cpus-per-task", strconv.Itoa(cpus))
+	}
+	if o.Request.MemoryMB > 0 {
+		sbatchLine(b, "--mem", strconv.Itoa(o.Request.MemoryMB)+"M")
+	}
+	if o.Request.DiskMB > 0 {
+		sbatchLine(b, "--tmp", strconv.Itoa(o.Request.DiskMB)+"M")
+	}
+	if o.Exclusive {
+		b.WriteString("#SBATCH --exclusive\n")
+	}
+}
+
 // jobName is the campaign's job name for SLURM and Kubernetes: a DNS-1123
 // label, as a Kubernetes Job's name must be for its pods' hostnames
 // (lower-case letters, digits and '-', starting and ending with a letter or
@@ -293,19 +367,28 @@ type KubernetesOptions struct {
 	Claim, MountPath string
 }
 
-// KubernetesJob is an Indexed Job (batch/v1) for the campaign as JSON,
-// which kubectl apply -f takes as it takes YAML: completion index i runs
-// share i (JOB_COMPLETION_INDEX), every index once, and a failed index is
-// retried on its own (backoffLimitPerIndex) without redoing the others'.
-func KubernetesJob(campaignID string, o KubernetesOptions) ([]byte, error) {
+// KubernetesJob is an Indexed Job (batch/v1) for the campaign's tasks as
+// JSON, which kubectl apply -f takes as it takes YAML: completion index i
+// runs share i (JOB_COMPLETION_INDEX), every index once, and a failed
+// index is retried on its own (backoffLimitPerIndex) without redoing the
+// others'. The pods request what the tasks declare (ForTasks); an index
+// whose batch exits 1 or 2 (a task's failure stands under its retry
+// policy, or the manifest is wrong) is not retried, since a new pod would
+// fail the same way, and a pod lost to a disruption (a node drained or
+// lost) does not count against the limit.
+func KubernetesJob(campaignID string, tasks []Task, o KubernetesOptions) ([]byte, error) {
+	o.ScriptOptions = o.ForTasks(tasks)
+	if o.Exclusive {
+		return nil, errors.New(`execution_profile placement "exclusive": a Kubernetes Job has no whole-node placement of its own; use shared placement with resources that fill a node, or SLURM`)
+	}
 	container := map[string]any{
 		"name":    "ceres-export",
 		"image":   o.Image,
 		"command": []string{o.Binary},
-		"args":    o.batchArgs()[1:],
+		"args":    o.ScriptOptions.batchArgs()[1:],
 	}
-	if o.CPUsPerTask > 0 {
-		container["resources"] = map[string]any{"requests": map[string]any{"cpu": strconv.Itoa(o.CPUsPerTask)}}
+	if res := o.kubernetesResources(); res != nil {
+		container["resources"] = res
 	}
 	pod := map[string]any{"restartPolicy": "Never", "containers": []any{container}}
 	if o.Claim != "" {
@@ -316,6 +399,10 @@ func KubernetesJob(campaignID string, o KubernetesOptions) ([]byte, error) {
 	if o.Namespace != "" {
 		meta["namespace"] = o.Namespace
 	}
+	backoff := 1
+	if o.MaxAttempts > 0 {
+		backoff = o.MaxAttempts - 1
+	}
 	job := map[string]any{
 		"apiVersion": "batch/v1",
 		"kind":       "Job",
@@ -324,8 +411,13 @@ func KubernetesJob(campaignID string, o KubernetesOptions) ([]byte, error) {
 			"completionMode":       "Indexed",
 			"completions":          o.ArrayCount,
 			"parallelism":          o.ArrayCount,
-			"backoffLimitPerIndex": 1,
-			"template":             map[string]any{"spec": pod},
+			"backoffLimitPerIndex": backoff,
+			"podFailurePolicy": map[string]any{"rules": []any{
+				map[string]any{"action": "FailIndex", "onExitCodes": map[string]any{
+					"containerName": "ceres-export", "operator": "In", "values": []int{1, 2}}},
+				map[string]any{"action": "Ignore", "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}},
+			}},
+			"template": map[string]any{"spec": pod},
 		},
 	}
 	b, err := json.MarshalIndent(job, "", "  ")
@@ -333,6 +425,37 @@ func KubernetesJob(campaignID string, o KubernetesOptions) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// kubernetesResources are the container's requests and limits, nil when
+// nothing is requested. --cpus-per-task wins over cpu_millis. Memory and
+// ephemeral storage are limited at their request (a pod past them is
+// evicted, not the node); CPU is requested only, since a CPU limit would
+// throttle the encoder's threads below what the node has free.
+func (o KubernetesOptions) kubernetesResources() map[string]any {
+	requests, limits := map[string]any{}, map[string]any{}
+	switch {
+	case o.CPUsPerTask > 0:
+		requests["cpu"] = strconv.Itoa(o.CPUsPerTask)
+	case o.Request.CPUMillis > 0:
+		requests["cpu"] = strconv.Itoa(o.Request.CPUMillis) + "m"
+	}
+	if o.Request.MemoryMB > 0 {
+		requests["memory"] = strconv.Itoa(o.Request.MemoryMB) + "Mi"
+		limits["memory"] = requests["memory"]
+	}
+	if o.Request.DiskMB > 0 {
+		requests["ephemeral-storage"] = strconv.Itoa(o.Request.DiskMB) + "Mi"
+		limits["ephemeral-storage"] = requests["ephemeral-storage"]
+	}
+	if len(requests) == 0 {
+		return nil
+	}
+	res := map[string]any{"requests": requests}
+	if len(limits) > 0 {
+		res["limits"] = limits
+	}
+	return res
 }
 
 // sortedIDs returns the tasks' ids sorted (tests, status).

@@ -17,7 +17,13 @@ type CampaignStatus struct {
 	// Damaged are the records that cannot be read: reported, and the
 	// tasks listed from their other records.
 	Damaged []DamagedRecord `json:"damaged_records,omitempty"`
+	// Pending are the tasks of the manifest, when one is given, with no
+	// attempt yet (counted as StatePending in States).
+	Pending []string `json:"pending,omitempty"`
 }
+
+// StatePending is a task of the manifest no attempt has started.
+const StatePending = "pending"
 
 // TaskStatus is one task's latest attempt and how many there were.
 type TaskStatus struct {
@@ -31,18 +37,24 @@ type TaskStatus struct {
 	Frames     int     `json:"frames"`
 	DurationS  float64 `json:"duration_s"`
 	StartedAt  string  `json:"started_at"`
+	Category   string  `json:"category,omitempty"`
+	// Host and PID are where the latest attempt runs or ran.
+	Host string `json:"host,omitempty"`
+	PID  int    `json:"pid,omitempty"`
 	// Expected is whether the latest attempt met its expectation (null when
 	// it has not ended).
 	Expected *bool `json:"expectation_met"`
 }
 
-// Status reads every record under out.
-func Status(out string) (*CampaignStatus, error) {
+// Status reads every record under out; with tasks (the manifest's), those
+// without a record are listed as pending. Records are replaced atomically,
+// so a campaign whose tasks are writing them reads as it stands.
+func Status(out string, tasks []Task) (*CampaignStatus, error) {
 	all, damaged, err := ReadAllRecords(out)
 	if err != nil {
 		return nil, err
 	}
-	if len(all) == 0 && len(damaged) == 0 {
+	if len(all) == 0 && len(damaged) == 0 && len(tasks) == 0 {
 		return nil, fmt.Errorf("%s: no attempt records under %s/", out, layout.AttemptsDir)
 	}
 	st := &CampaignStatus{Out: out, States: map[string]int{}, Damaged: damaged}
@@ -52,6 +64,7 @@ func Status(out string) (*CampaignStatus, error) {
 		ts := TaskStatus{
 			TaskID: id, Attempts: len(recs), AttemptNo: r.AttemptNo, State: r.State, ExitStatus: r.ExitStatus,
 			Error: r.Error, Episodes: r.Episodes, Frames: r.Frames, DurationS: r.DurationS, StartedAt: r.StartedAt,
+			Category: r.Category, Host: r.Host, PID: r.PID,
 		}
 		if r.Expectation != nil {
 			met := r.Expectation.Met
@@ -59,6 +72,12 @@ func Status(out string) (*CampaignStatus, error) {
 		}
 		st.Tasks = append(st.Tasks, ts)
 		st.States[r.State]++
+	}
+	for _, t := range tasks {
+		if _, ok := all[t.ID]; !ok {
+			st.Pending = append(st.Pending, t.ID)
+			st.States[StatePending]++
+		}
 	}
 	return st, nil
 }

@@ -49,6 +49,7 @@ type SlurmScripts struct {
 // each whole or not at all, and the log directory their --output names
 // (sbatch does not make it).
 func WriteSlurmScripts(campaignID string, tasks []Task, o ScriptOptions) (SlurmScripts, error) {
+	o = o.ForTasks(tasks)
 	// Both scripts first: a value they cannot carry writes nothing.
 	array, err := SlurmArrayScript(campaignID, len(tasks), o)
 	if err != nil {
