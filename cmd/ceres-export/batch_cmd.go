@@ -500,6 +500,11 @@ func firstLine(s string) string {
 // exporting on its node waits for it, then finds the shard up to date.
 const defaultJobWaitBusy = time.Hour
 
+// defaultMergeGroupSize is the largest setting batch slurm merges in one
+// job; larger ones merge in a tree (docs/campaigns.md, "Merging a
+// campaign", has the measurement behind it).
+const defaultMergeGroupSize = 64
+
 // SlurmOptions are the flags of `ceres-export batch slurm`.
 type SlurmOptions struct {
 	Manifest    string
@@ -513,6 +518,7 @@ type SlurmOptions struct {
 	Merge       string
 	Submit      bool
 	WaitBusy    time.Duration
+	MergeGroup  int
 }
 
 func newBatchSlurmCmd(s streams) *cobra.Command {
@@ -544,6 +550,7 @@ it is cancelled rather than left pending when an array task fails).
 	f.StringVar(&opts.Merge, "merge", "", "merged dataset directory: one dataset per setting, DATASET/<setting_id>")
 	f.BoolVar(&opts.Submit, "submit", false, "submit the array and the merge job with sbatch")
 	f.DurationVar(&opts.WaitBusy, "wait-busy", defaultJobWaitBusy, "how long a requeued array task waits for its lost first attempt (batch --wait-busy)")
+	f.IntVar(&opts.MergeGroup, "merge-group-size", defaultMergeGroupSize, "merge a setting of more shards than this in a tree: groups side by side, then the groups (0: one merge)")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
 }
@@ -585,6 +592,10 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 		return withCode(exitstatus.UsageError, err)
 	}
 	so.Jobs, so.CPUsPerTask, so.Partition, so.Time, so.WaitBusy = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time, opts.WaitBusy
+	if opts.MergeGroup < 0 {
+		return withCode(exitstatus.UsageError, fmt.Errorf("--merge-group-size %d: want 0 or more", opts.MergeGroup))
+	}
+	so.MergeGroupSize = opts.MergeGroup
 	if so.Merge != "" {
 		if err := batch.CheckMergeDestination(so.Merge, so.Out, campaign.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
 			return withCode(exitstatus.UsageError, err)
@@ -604,6 +615,9 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 		return withCode(exitstatus.WriteFailed, err)
 	}
 	fmt.Fprintf(s.Out, "array script %s (%d tasks in %d array tasks)\n", scripts.Array, len(tasks), so.ArrayCount)
+	if scripts.Groups != "" {
+		fmt.Fprintf(s.Out, "merge-groups script %s (a tree merge: groups of at most %d shards)\n", scripts.Groups, so.MergeGroupSize)
+	}
 	if scripts.Merge != "" {
 		fmt.Fprintf(s.Out, "merge script %s\n", scripts.Merge)
 	}
@@ -614,6 +628,9 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 	jobs, err := campaign.SubmitSlurm(ctx, campaign.ExecRunner{}, scripts)
 	if jobs.Array != "" {
 		fmt.Fprintf(s.Out, "array job %s\n", jobs.Array)
+	}
+	if jobs.Groups != "" {
+		fmt.Fprintf(s.Out, "merge-groups job %s\n", jobs.Groups)
 	}
 	if jobs.Merge != "" {
 		fmt.Fprintf(s.Out, "merge job %s\n", jobs.Merge)

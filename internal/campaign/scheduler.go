@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,6 +114,11 @@ type ScriptOptions struct {
 	// WaitBusy is batch's --wait-busy in each array task: how long a
 	// requeued task waits for its lost first attempt, still writing.
 	WaitBusy time.Duration
+	// MergeGroupSize, when positive, merges a setting of more shards than
+	// this in a tree: groups of at most MergeGroupSize shards merged side
+	// by side (a job array), then one merge of the groups. A merge of
+	// merged datasets writes the bytes a merge of their shards writes.
+	MergeGroupSize int
 
 	// What the tasks ask of the scheduler (ForTasks fills these from the
 	// manifest). Request is one array task's reservation: the largest
@@ -263,8 +269,73 @@ func MergeGroups(tasks []Task) (settings []string, shards map[string][]string) {
 	return settings, shards
 }
 
+// mergeGroup is one first-level merge of a tree: shards of one setting
+// into OUT/layout.MergeGroupPath(setting, index).
+type mergeGroup struct {
+	setting string
+	index   int
+	shards  []string
+}
+
+// mergeTree splits each setting's shards into groups of at most size
+// (consecutive, in task order) when it has more than size; a setting at or
+// under it, or size <= 0, is merged in one step.
+func mergeTree(tasks []Task, size int) (settings []string, shards map[string][]string, groups []mergeGroup) {
+	settings, shards = MergeGroups(tasks)
+	if size <= 0 {
+		return settings, shards, nil
+	}
+	for _, s := range settings {
+		ids := shards[s]
+		if len(ids) <= size {
+			continue
+		}
+		n := (len(ids) + size - 1) / size
+		for g := range n {
+			// Even groups: ceil would leave the last one small.
+			lo, hi := g*len(ids)/n, (g+1)*len(ids)/n
+			groups = append(groups, mergeGroup{setting: s, index: g, shards: ids[lo:hi]})
+		}
+	}
+	return settings, shards, groups
+}
+
+// SlurmGroupsScript is the sbatch script of the first level of a tree
+// merge: array task i merges group i; "" when no setting needs a tree. It
+// is submitted with --dependency=afterok:<array job>, and the merge job
+// then depends on it.
+func SlurmGroupsScript(campaignID string, tasks []Task, o ScriptOptions) (string, error) {
+	if err := o.CheckSlurmValues(); err != nil {
+		return "", err
+	}
+	_, _, groups := mergeTree(tasks, o.MergeGroupSize)
+	if len(groups) == 0 {
+		return "", nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/bash\n# ceres-export campaign %s: merge %d groups of at most %d shards side by side, the first level of the merge.\n", campaignID, len(groups), o.MergeGroupSize)
+	sbatchLine(&b, "--job-name", jobName(campaignID, "-merge-groups"))
+	sbatchLine(&b, "--array", fmt.Sprintf("0-%d", len(groups)-1))
+	sbatchLine(&b, "--output", slurmFilename(o.Out+"/"+layout.SlurmLogsDir+"/")+"merge-groups-%A_%a.out")
+	sbatchCommon(&b, o)
+	b.WriteString("set -euo pipefail\ncase \"$SLURM_ARRAY_TASK_ID\" in\n")
+	for i, g := range groups {
+		dst := o.Out + "/" + layout.MergeGroupPath(g.setting, g.index)
+		args := []string{o.Binary, "merge"}
+		for _, id := range g.shards {
+			args = append(args, o.Out+"/"+id)
+		}
+		args = append(args, "-o", dst, "--replace")
+		fmt.Fprintf(&b, "%d)\n\t%s\n\texec %s\n\t;;\n", i, shellJoin([]string{"mkdir", "-p", path.Dir(dst)}), shellJoin(args))
+	}
+	b.WriteString("*)\n\techo \"no merge group $SLURM_ARRAY_TASK_ID\" >&2\n\texit 2\n\t;;\nesac\n")
+	return b.String(), nil
+}
+
 // SlurmMergeScript is the sbatch script of the merge job, to be submitted
-// with --dependency=afterok:<array job> --kill-on-invalid-dep=yes.
+// with --dependency=afterok:<array job, or the groups' job array>
+// --kill-on-invalid-dep=yes. A setting merged in a tree joins its groups'
+// datasets, which are removed once every dataset is written.
 func SlurmMergeScript(campaignID string, tasks []Task, o ScriptOptions) (string, error) {
 	if err := o.CheckSlurmValues(); err != nil {
 		return "", err
@@ -276,14 +347,25 @@ func SlurmMergeScript(campaignID string, tasks []Task, o ScriptOptions) (string,
 	sbatchCommon(&b, o)
 	b.WriteString("set -euo pipefail\n")
 	b.WriteString(shellJoin([]string{"mkdir", "-p", o.Merge}) + "\n")
-	settings, shards := MergeGroups(tasks)
+	settings, shards, groups := mergeTree(tasks, o.MergeGroupSize)
+	inputs := map[string][]string{}
+	for _, g := range groups {
+		inputs[g.setting] = append(inputs[g.setting], o.Out+"/"+layout.MergeGroupPath(g.setting, g.index))
+	}
 	for _, s := range settings {
 		args := []string{o.Binary, "merge"}
-		for _, id := range shards[s] {
-			args = append(args, o.Out+"/"+id)
+		if in, ok := inputs[s]; ok {
+			args = append(args, in...)
+		} else {
+			for _, id := range shards[s] {
+				args = append(args, o.Out+"/"+id)
+			}
 		}
 		args = append(args, "-o", o.Merge+"/"+s, "--replace")
 		b.WriteString(shellJoin(args) + "\n")
+	}
+	if len(groups) > 0 {
+		b.WriteString(shellJoin([]string{"rm", "-rf", o.Out + "/" + layout.MergeGroupsDir}) + "\n")
 	}
 	return b.String(), nil
 }

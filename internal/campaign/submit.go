@@ -40,8 +40,8 @@ func (ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byte,
 // WriteSlurmScripts.
 type SlurmScripts struct {
 	// Array is the job array's script; Merge the merge job's, "" without
-	// a merge.
-	Array, Merge string
+	// a merge; Groups the first level of a tree merge's, "" without one.
+	Array, Merge, Groups string
 }
 
 // WriteSlurmScripts writes the campaign's sbatch scripts under o.Out
@@ -55,9 +55,12 @@ func WriteSlurmScripts(campaignID string, tasks []Task, o ScriptOptions) (SlurmS
 	if err != nil {
 		return SlurmScripts{}, err
 	}
-	var merge string
+	var merge, groups string
 	if o.Merge != "" {
 		if merge, err = SlurmMergeScript(campaignID, tasks, o); err != nil {
+			return SlurmScripts{}, err
+		}
+		if groups, err = SlurmGroupsScript(campaignID, tasks, o); err != nil {
 			return SlurmScripts{}, err
 		}
 	}
@@ -71,6 +74,12 @@ func WriteSlurmScripts(campaignID string, tasks []Task, o ScriptOptions) (SlurmS
 	if o.Merge != "" {
 		s.Merge = filepath.Join(o.Out, filepath.FromSlash(layout.SlurmMergeScript))
 		if err := writeScript(s.Merge, merge); err != nil {
+			return SlurmScripts{}, err
+		}
+	}
+	if groups != "" {
+		s.Groups = filepath.Join(o.Out, filepath.FromSlash(layout.SlurmGroupsScript))
+		if err := writeScript(s.Groups, groups); err != nil {
 			return SlurmScripts{}, err
 		}
 	}
@@ -89,34 +98,48 @@ func writeScript(path, body string) error {
 // (afterok) and is cancelled rather than left pending when one did not.
 func (s SlurmScripts) arrayArgs() []string { return []string{"--parsable", s.Array} }
 
-func (s SlurmScripts) mergeArgs(arrayJob string) []string {
-	return []string{"--parsable", "--dependency=afterok:" + arrayJob, "--kill-on-invalid-dep=yes", s.Merge}
+// afterArgs submits script to run once job ended as expected.
+func afterArgs(job, script string) []string {
+	return []string{"--parsable", "--dependency=afterok:" + job, "--kill-on-invalid-dep=yes", script}
 }
 
 // SubmitCommand is the shell command that submits the scripts by hand.
 func (s SlurmScripts) SubmitCommand() string {
 	cmd := shellJoin(append([]string{"sbatch"}, s.arrayArgs()...))
+	before := "<array job id>"
+	if s.Groups != "" {
+		cmd += " && " + shellJoin(append([]string{"sbatch"}, afterArgs(before, s.Groups)...))
+		before = "<merge-groups job id>"
+	}
 	if s.Merge != "" {
-		cmd += " && " + shellJoin(append([]string{"sbatch"}, s.mergeArgs("<array job id>")...))
+		cmd += " && " + shellJoin(append([]string{"sbatch"}, afterArgs(before, s.Merge)...))
 	}
 	return cmd
 }
 
-// SlurmJobs are the ids of the submitted jobs; Merge is "" without a merge.
+// SlurmJobs are the ids of the submitted jobs; Merge is "" without a merge,
+// Groups without a tree merge.
 type SlurmJobs struct {
-	Array, Merge string
+	Array, Groups, Merge string
 }
 
-// SubmitSlurm submits the scripts through r: the array, then the merge job
-// depending on it.
+// SubmitSlurm submits the scripts through r: the array, then the groups'
+// merges depending on it, then the merge job depending on the last.
 func SubmitSlurm(ctx context.Context, r Runner, s SlurmScripts) (SlurmJobs, error) {
 	var jobs SlurmJobs
 	var err error
 	if jobs.Array, err = sbatch(ctx, r, s.arrayArgs()); err != nil {
 		return jobs, err
 	}
+	last := jobs.Array
+	if s.Groups != "" {
+		if jobs.Groups, err = sbatch(ctx, r, afterArgs(last, s.Groups)); err != nil {
+			return jobs, err
+		}
+		last = jobs.Groups
+	}
 	if s.Merge != "" {
-		if jobs.Merge, err = sbatch(ctx, r, s.mergeArgs(jobs.Array)); err != nil {
+		if jobs.Merge, err = sbatch(ctx, r, afterArgs(last, s.Merge)); err != nil {
 			return jobs, err
 		}
 	}

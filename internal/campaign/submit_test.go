@@ -85,3 +85,70 @@ func TestSubmitSlurm(t *testing.T) {
 		t.Errorf("array only: %+v %v %d calls", jobs, err, len(f.calls))
 	}
 }
+
+// A setting of more shards than MergeGroupSize merges in a tree: an array
+// of group merges after the export array, then the merge job after it,
+// joining the groups (the others' shards as before), then removing them.
+func TestSubmitSlurmMergeTree(t *testing.T) {
+	t.Parallel()
+	var cases []string
+	for i := range 7 {
+		cases = append(cases, `{"case_id": "a`+string(rune('0'+i))+`", "setting_id": "av1", "run_id": "1", "session": "x"}`)
+	}
+	cases = append(cases, `{"case_id": "b", "setting_id": "h264", "run_id": "1", "session": "x"}`)
+	m := mustParse(t, `{"schema_version": 1, "campaign_id": "c", "settings": {"av1": {}, "h264": {}}, "cases": [`+strings.Join(cases, ",")+`]}`)
+	out := t.TempDir()
+	o := ScriptOptions{Binary: "/b", Manifest: "/m.json", Out: out, ArrayCount: 4, Merge: "/d", MergeGroupSize: 3}
+	scripts, err := WriteSlurmScripts("c", m.Tasks, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scripts.Groups != filepath.Join(out, filepath.FromSlash(layout.SlurmGroupsScript)) {
+		t.Fatalf("groups script %q", scripts.Groups)
+	}
+	groups, err := os.ReadFile(scripts.Groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Seven shards in groups of at most three: three even groups (2, 2, 3).
+	g := func(n int) string { return out + "/" + layout.MergeGroupPath("av1", n) }
+	s := func(i int) string { return out + "/c__a" + string(rune('0'+i)) + "__av1__run-1" }
+	for _, want := range []string{`#SBATCH --array="0-2"` + "\n",
+		"0)\n\tmkdir -p " + out + "/" + layout.MergeGroupsDir + "/av1\n\texec /b merge " + s(0) + " " + s(1) + " -o " + g(0) + " --replace\n",
+		"\texec /b merge " + s(2) + " " + s(3) + " -o " + g(1) + " --replace\n",
+		"\texec /b merge " + s(4) + " " + s(5) + " " + s(6) + " -o " + g(2) + " --replace\n",
+	} {
+		if !strings.Contains(string(groups), want) {
+			t.Errorf("groups script lacks %q:\n%s", want, groups)
+		}
+	}
+	merge, err := os.ReadFile(scripts.Merge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/b merge " + g(0) + " " + g(1) + " " + g(2) + " -o /d/av1 --replace\n",
+		"/b merge " + out + "/c__b__h264__run-1 -o /d/h264 --replace\n",
+		"rm -rf " + out + "/" + layout.MergeGroupsDir + "\n"} {
+		if !strings.Contains(string(merge), want) {
+			t.Errorf("merge script lacks %q:\n%s", want, merge)
+		}
+	}
+	f := &fakeSbatch{answer: []string{"10", "11", "12"}}
+	jobs, err := SubmitSlurm(context.Background(), f, scripts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"sbatch", "--parsable", scripts.Array},
+		{"sbatch", "--parsable", "--dependency=afterok:10", "--kill-on-invalid-dep=yes", scripts.Groups},
+		{"sbatch", "--parsable", "--dependency=afterok:11", "--kill-on-invalid-dep=yes", scripts.Merge},
+	}
+	if jobs != (SlurmJobs{Array: "10", Groups: "11", Merge: "12"}) || !reflect.DeepEqual(f.calls, want) {
+		t.Errorf("jobs %+v, calls %q", jobs, f.calls)
+	}
+	// At or under the group size, no tree.
+	o.MergeGroupSize = 7
+	if scripts, err = WriteSlurmScripts("c", m.Tasks, o); err != nil || scripts.Groups != "" {
+		t.Errorf("groups script %q for a setting of 7 shards with groups of 7 (%v)", scripts.Groups, err)
+	}
+}

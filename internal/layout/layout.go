@@ -444,8 +444,19 @@ const (
 	SlurmLogsDir      = SlurmDir + "/logs"
 	SlurmArrayScript  = SlurmDir + "/array.sbatch"
 	SlurmMergeScript  = SlurmDir + "/merge.sbatch"
+	// SlurmGroupsScript is the job array merging groups of shards, the
+	// first level of a merge in a tree; MergeGroupsDir holds their merged
+	// datasets until the final merge has joined them.
+	SlurmGroupsScript = SlurmDir + "/merge-groups.sbatch"
+	MergeGroupsDir    = ".merge-groups"
 	attemptRecordStem = "attempt-"
 )
+
+// MergeGroupPath is group g of setting's shards, merged, in a campaign
+// directory.
+func MergeGroupPath(setting string, g int) string {
+	return fmt.Sprintf("%s/%s/group-%04d", MergeGroupsDir, setting, g)
+}
 
 // AttemptRecordName is the file name of attempt n's record.
 func AttemptRecordName(n int) string { return fmt.Sprintf("%s%04d.json", attemptRecordStem, n) }

@@ -151,9 +151,6 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 		if opts.Into != "" && i == 0 && !s.isMerged() {
 			return nil, fmt.Errorf("%w: --into %s: not a merged dataset (it has no %s); merge it with -o first", ErrUsage, d, layout.MergeReportPath)
 		}
-		if (opts.Into == "" || i > 0) && s.isMerged() {
-			return nil, fmt.Errorf("%w: %s is a merged dataset; give it as --into to append to it, or merge its shards", ErrUsage, d)
-		}
 	}
 	if err := checkDuplicates(sources); err != nil {
 		return nil, err
@@ -173,15 +170,16 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	go func() { verified <- quickVerifyAll(ctx, sources) }()
 	log.Debug("merge: sources read", "sources", len(sources), "elapsed", time.Since(start))
 	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, verified: verified}
+	// A shard is one source of the report; a merged dataset brings all of
+	// its own, numbered on from where it stands.
 	m.reportIndex = make([]int, len(sources))
 	next := 0
 	for i, s := range sources {
+		m.reportIndex[i] = next
 		if s.isMerged() {
-			m.reportIndex[i] = -1
-			next = len(s.merged.Sources)
+			next += len(s.merged.Sources)
 			continue
 		}
-		m.reportIndex[i] = next
 		next++
 		if s.private {
 			s.withoutUserStrings(next - 1)
@@ -325,8 +323,8 @@ type merger struct {
 	verified   chan error
 	verifyDone bool
 	verifyErr  error
-	// reportIndex is each source's position in the report's sources (-1
-	// for the dataset appended to).
+	// reportIndex is each source's position in the report's sources; for a
+	// merged dataset, that of its first source.
 	reportIndex []int
 }
 
@@ -430,8 +428,8 @@ func (m *merger) writeMetadata(ctx context.Context, b *shard.Builder, features [
 		return nil, fpErr
 	}
 	for i, fp := range fingerprints {
-		if idx := m.reportIndex[i]; idx >= 0 {
-			report.Sources[idx].Fingerprint = fp
+		if !m.sources[i].isMerged() {
+			report.Sources[m.reportIndex[i]].Fingerprint = fp
 		}
 	}
 	for _, p := range plans {
@@ -496,9 +494,20 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 	var episodes, frames int64
 	for si, s := range m.sources {
 		srcIndex := int64(m.reportIndex[si])
-		if !s.isMerged() {
+		switch {
+		case !s.isMerged():
 			run.Sources = append(run.Sources, len(report.Sources))
 			report.Sources = append(report.Sources, sourceReport(s, episodes, frames, len(report.Runs), ""))
+		case !(m.into && si == 0):
+			// A merged dataset's sources join this run, their ranges moved
+			// to where its episodes now stand.
+			for _, r := range s.merged.Sources {
+				r.FirstEpisode += episodes
+				r.FirstIndex += frames
+				r.Run = len(report.Runs)
+				run.Sources = append(run.Sources, len(report.Sources))
+				report.Sources = append(report.Sources, r)
+			}
 		}
 		if err := storeSourceFiles(b, s, m.reportIndex[si]); err != nil {
 			return nil, err
@@ -551,6 +560,10 @@ func (m *merger) writeSource(ctx context.Context, b *shard.Builder, si int, s *s
 		}
 		if !s.isMerged() {
 			meta.Ceres.Source = episodeSource(s, srcIndex, e)
+		} else if srcIndex > 0 {
+			moved := *meta.Ceres.Source
+			moved.Index += srcIndex
+			meta.Ceres.Source = &moved
 		}
 		if err := b.WriteEpisode(meta, episodeRows); err != nil {
 			return fmt.Errorf("%s episode %d: %w", s.dir, e.Index, err)

@@ -3,9 +3,12 @@ package merge
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
+	"maps"
 	"math/big"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -45,6 +48,9 @@ var fixtureSpecs = map[string]shardSpec{
 	// Same sessions as h264-a's kind, other fps / codec: not mergeable.
 	"h264-15fps": {synth: synth.Options{Seed: 6, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48}, codec: "h264", fps: 15},
 	"av1-1cam":   {synth: synth.Options{Seed: 7, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 64}, codec: "av1"},
+	// Two more of h264-a's kind, for merges in a tree.
+	"h264-b": {synth: synth.Options{Seed: 8, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48}, codec: "h264"},
+	"h264-c": {synth: synth.Options{Seed: 9, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48, Cycles: 1}, codec: "h264"},
 }
 
 var (
@@ -471,5 +477,128 @@ func TestMergeCampaignProvenance(t *testing.T) {
 	}
 	if vr.Sound || !slices.Contains(vr.Codes(), "ceres.source") {
 		t.Fatalf("verify of a tampered merge report: sound %v codes %v, want ceres.source", vr.Sound, vr.Codes())
+	}
+}
+
+// lerobotFiles hashes every file of dir under data/, meta/ and videos/:
+// what LeRobot reads of a dataset.
+func lerobotFiles(t *testing.T, dir string) map[string][32]byte {
+	t.Helper()
+	out := map[string][32]byte{}
+	for _, top := range []string{layout.DataDir, path.Dir(layout.InfoPath), layout.VideosDir} {
+		err := filepath.WalkDir(filepath.Join(dir, top), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			out[filepath.ToSlash(rel)] = sha256.Sum256(b)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// Merging merged datasets gives the bytes a flat merge of the same shards
+// in the same order gives, in data/, meta/ and videos/, for every tree
+// shape and file size limit: the campaign merge can run as a tree.
+func TestMergeOfMergesEqualsFlat(t *testing.T) {
+	names := []string{"h264-a", "h264-crash", "h264-spec2", "h264-b", "h264-c"}
+	src := shards(t, names...)
+	ctx := context.Background()
+	for _, size := range []struct {
+		name string
+		opts Options
+	}{
+		{"default sizes", Options{}},
+		{"small files", Options{VideoFileSizeBytes: 60 << 10, DataFileSizeBytes: 8 << 10, ChunksSize: 2}},
+		{"no concat", Options{NoConcat: true}},
+	} {
+		t.Run(size.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if d := os.Getenv("KEEP_MM"); d != "" {
+				dir = filepath.Join(d, strings.ReplaceAll(size.name, " ", "-"))
+				_ = os.MkdirAll(dir, 0o755)
+			}
+			merge := func(out string, sources []string) string {
+				t.Helper()
+				o := size.opts
+				o.Sources, o.Output = sources, filepath.Join(dir, out)
+				if _, err := Merge(ctx, o); err != nil {
+					t.Fatalf("merge %s: %v", out, err)
+				}
+				return o.Output
+			}
+			flat := merge("flat", src)
+			want := lerobotFiles(t, flat)
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(want)), func(k string) bool { return strings.HasPrefix(k, layout.VideosDir+"/") }) {
+				t.Fatal("the flat merge has no video")
+			}
+			g1 := merge("g1", src[:2])
+			g2 := merge("g2", src[2:])
+			a3 := merge("a3", src[2:3])
+			b3 := merge("b3", src[3:])
+			for _, tree := range []struct {
+				name    string
+				sources []string
+			}{
+				{"two groups", []string{g1, g2}},
+				{"three groups", []string{g1, a3, b3}},
+				{"groups and shards", []string{src[0], src[1], a3, src[3], src[4]}},
+				{"a merge of merges merged again", []string{merge("g12", []string{g1, a3}), b3}},
+			} {
+				out := merge("tree-"+strings.ReplaceAll(tree.name, " ", "-"), tree.sources)
+				got := lerobotFiles(t, out)
+				for rel, sum := range want {
+					if g, ok := got[rel]; !ok {
+						t.Errorf("%s: %s missing", tree.name, rel)
+					} else if g != sum {
+						t.Errorf("%s: %s differs from the flat merge's", tree.name, rel)
+					}
+				}
+				for rel := range got {
+					if _, ok := want[rel]; !ok {
+						t.Errorf("%s: %s is not in the flat merge", tree.name, rel)
+					}
+				}
+				// The provenance names every shard, in order, at its place.
+				var fr, tr Report
+				readJSON(t, filepath.Join(flat, filepath.FromSlash(layout.MergeReportPath)), &fr)
+				readJSON(t, filepath.Join(out, filepath.FromSlash(layout.MergeReportPath)), &tr)
+				if len(tr.Sources) != len(fr.Sources) {
+					t.Fatalf("%s: %d sources, flat %d", tree.name, len(tr.Sources), len(fr.Sources))
+				}
+				for i := range fr.Sources {
+					f, g := fr.Sources[i], tr.Sources[i]
+					f.Run, g.Run = 0, 0
+					if !reflect.DeepEqual(f, g) {
+						t.Errorf("%s: source %d\n got %+v\nwant %+v", tree.name, i, g, f)
+					}
+				}
+				for n := range fr.Sources {
+					if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(layout.SourcePath(n, layout.ExportReportPath)))); err != nil {
+						t.Errorf("%s: %v", tree.name, err)
+					}
+				}
+			}
+			mustVerify(t, filepath.Join(dir, "tree-two-groups"))
+		})
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }

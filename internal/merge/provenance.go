@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -79,6 +80,19 @@ type VideoReport struct {
 	// ("<source index>:<source-relative path>"); a file carried over from
 	// the dataset appended to lists "kept".
 	Joined map[string][]string `json:"joined"`
+	// Parts lists, per file, the shard files it holds in order, each with
+	// its frames and the size of the shard file it was first joined from:
+	// a later merge of this dataset plans its files from them, as a merge
+	// of the shards would.
+	Parts map[string][]PartReport `json:"parts,omitempty"`
+}
+
+// PartReport is one shard file inside a joined file.
+type PartReport struct {
+	// Part is "<source index>:<shard-relative path>", as in Joined.
+	Part   string `json:"part"`
+	Frames int    `json:"frames"`
+	Bytes  int64  `json:"bytes"`
 }
 
 // Report is ceres/merge-report.json. It holds no absolute paths and no
@@ -198,25 +212,35 @@ func contentDigest(ctx context.Context, dir string) (string, error) {
 }
 
 // storeSourceFiles copies what identifies source s (report index idx) into
-// the dataset under ceres/sources/NNNN/; for the dataset appended to, its
-// whole ceres/sources tree.
+// the dataset under ceres/sources/NNNN/; for a merged dataset, its whole
+// ceres/sources tree, each source's files under its number in this
+// dataset (idx on from its own).
 func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 	if s.isMerged() {
-		root := s.path(layout.SourcesDir)
-		return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
+		for n := range s.merged.Sources {
+			dir := s.path(path.Dir(layout.SourcePath(n, "x")))
+			entries, err := os.ReadDir(dir)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
 			}
-			if err := input.CheckEntry(p); err != nil {
-				return fmt.Errorf("source %w", err)
-			}
-			data, err := input.ReadFile(p)
 			if err != nil {
 				return fmt.Errorf("source %w", err)
 			}
-			rel, _ := filepath.Rel(s.dir, p)
-			return b.WriteCeresFile(filepath.ToSlash(rel), data)
-		})
+			for _, e := range entries {
+				p := filepath.Join(dir, e.Name())
+				if err := input.CheckEntry(p); err != nil {
+					return fmt.Errorf("source %w", err)
+				}
+				data, err := input.ReadFile(p)
+				if err != nil {
+					return fmt.Errorf("source %w", err)
+				}
+				if err := b.WriteCeresFile(layout.SourcePath(idx+n, e.Name()), data); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	}
 	// The feature profile goes with the report: verify --journal rebuilds a
 	// source's features from it.

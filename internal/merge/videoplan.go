@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
@@ -22,29 +24,40 @@ import (
 type videoPlan struct {
 	key   string
 	files []*plannedFile
-	place map[placeKey]placement
+	place map[placeKey][]placement
 }
 
 // placeKey names a source video file: source position, chunk, file.
 type placeKey struct{ source, chunk, file int }
 
-// placement is where a source file's frames start in the merged dataset.
-type placement struct{ chunk, file, firstFrame int }
+// placement is where frames [from, from+frames) of a source file lie in
+// the merged dataset: from frame firstFrame of file (chunk, file). A
+// shard's file has one; a merged source's file one per part it was joined
+// from, since its parts may go to different files.
+type placement struct{ from, frames, chunk, file, firstFrame int }
 
 type plannedFile struct {
 	chunk, file int
 	rel         string
 	// keep is a file of the dataset appended to, carried over unchanged
-	// (hard-linked, or copied where links are not possible).
-	keep   string
-	parts  []plannedPart
-	frames int
+	// (hard-linked, or copied where links are not possible); keptParts are
+	// its parts as that dataset's report lists them.
+	keep      string
+	keptParts []PartReport
+	parts     []plannedPart
+	frames    int
 }
 
+// plannedPart is frames [from, from+frames) of the file at path: a whole
+// shard's file, or one part of a merged source's joined file. bytes is the
+// size of the shard file the part was first joined from: the size the
+// plan's file limit counts, whatever it was joined into since, so that a
+// merge of merged datasets plans the files a merge of their shards does.
 type plannedPart struct {
-	label  string // "<report source index>:<relative path>"
-	path   string
-	frames int
+	label        string // "<report source index>:<shard-relative path>"
+	path         string
+	from, frames int
+	bytes        int64
 }
 
 // sourceFile is one video file of a source and the frames its episodes use.
@@ -95,7 +108,11 @@ func sourceVideoFiles(s *source, key string) ([]sourceFile, error) {
 // and a new one starts, as LeRobot's merge does, when the joined size plus
 // the next source file's would reach the limit, and also when the next
 // file's stream cannot continue the current one (another codec
-// configuration) or with NoConcat. The dataset appended to keeps its files.
+// configuration) or with NoConcat. A merged source is planned part by
+// part (the shard files its files were joined from, with their sizes, as
+// its report lists them), so that merging merged datasets writes the files
+// a merge of all their shards in the same order writes. The dataset
+// appended to keeps its files.
 func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 	limit := int64(m.opts.VideoFileSizeMB) * 1024 * 1024
 	if m.opts.VideoFileSizeBytes > 0 {
@@ -106,18 +123,14 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 		if f.Dtype != lerobot.Video {
 			continue
 		}
-		p := &videoPlan{key: f.Name, place: map[placeKey]placement{}}
+		p := &videoPlan{key: f.Name, place: map[placeKey][]placement{}}
 		var cur *plannedFile
 		var curSize int64
 		var curSig video.StreamSignature
 		chunk, file, started := 0, 0, false
 		step := func() {
 			if started {
-				if file == m.opts.ChunksSize-1 {
-					chunk, file = chunk+1, 0
-				} else {
-					file++
-				}
+				chunk, file = lerobot.NextChunkFile(chunk, file, m.opts.ChunksSize)
 			}
 			started = true
 		}
@@ -128,35 +141,39 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 			}
 			for _, sf := range files {
 				path := s.path(sf.rel)
+				k := placeKey{si, sf.chunk, sf.file}
 				if m.into && si == 0 {
 					// Carried over at the same index; later sources start after it.
-					kf := &plannedFile{chunk: sf.chunk, file: sf.file, rel: sf.rel, keep: path, frames: sf.frames}
+					kf := &plannedFile{chunk: sf.chunk, file: sf.file, rel: sf.rel, keep: path, frames: sf.frames,
+						keptParts: s.merged.Videos[f.Name].Parts[sf.rel]}
 					p.files = append(p.files, kf)
-					p.place[placeKey{si, sf.chunk, sf.file}] = placement{sf.chunk, sf.file, 0}
+					p.place[k] = []placement{{0, sf.frames, sf.chunk, sf.file, 0}}
 					if !started || sf.chunk > chunk || (sf.chunk == chunk && sf.file > file) {
 						chunk, file, started = sf.chunk, sf.file, true
 					}
 					cur = nil
 					continue
 				}
-				st, err := os.Stat(path)
+				parts, err := m.sourceParts(si, f.Name, sf)
 				if err != nil {
-					return nil, fmt.Errorf("source %w", err)
+					return nil, err
 				}
 				sig, err := video.ReadStreamSignature(path)
 				if err != nil {
 					return nil, err
 				}
-				if cur == nil || m.opts.NoConcat || curSig.Differs(sig) != "" || curSize+st.Size() >= limit {
-					step()
-					cur = &plannedFile{chunk: chunk, file: file, rel: layout.VideoPath(f.Name, chunk, file)}
-					p.files = append(p.files, cur)
-					curSize, curSig = 0, sig
+				for _, part := range parts {
+					if cur == nil || m.opts.NoConcat || curSig.Differs(sig) != "" || curSize+part.bytes >= limit {
+						step()
+						cur = &plannedFile{chunk: chunk, file: file, rel: layout.VideoPath(f.Name, chunk, file)}
+						p.files = append(p.files, cur)
+						curSize, curSig = 0, sig
+					}
+					p.place[k] = append(p.place[k], placement{part.from, part.frames, cur.chunk, cur.file, cur.frames})
+					cur.parts = append(cur.parts, part)
+					cur.frames += part.frames
+					curSize += part.bytes
 				}
-				p.place[placeKey{si, sf.chunk, sf.file}] = placement{cur.chunk, cur.file, cur.frames}
-				cur.parts = append(cur.parts, plannedPart{label: fmt.Sprintf("%d:%s", m.reportIndex[si], sf.rel), path: path, frames: sf.frames})
-				cur.frames += sf.frames
-				curSize += st.Size()
 			}
 		}
 		plans = append(plans, p)
@@ -164,20 +181,55 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 	return plans, nil
 }
 
+// sourceParts are the parts of source si's file sf of feature key, in
+// order: the whole file for a shard; for a merged source the parts its
+// report lists for the file, relabelled with their place among this
+// merge's sources (a report without parts, or whose parts do not tile the
+// file, makes the file one part).
+func (m *merger) sourceParts(si int, key string, sf sourceFile) ([]plannedPart, error) {
+	s := m.sources[si]
+	path := s.path(sf.rel)
+	if s.isMerged() {
+		listed := s.merged.Videos[key].Parts[sf.rel]
+		var parts []plannedPart
+		from := 0
+		for _, pr := range listed {
+			idx, rel, ok := strings.Cut(pr.Part, ":")
+			n, err := strconv.Atoi(idx)
+			if !ok || err != nil || pr.Frames <= 0 || pr.Bytes <= 0 {
+				return nil, fmt.Errorf("%s: videos.%s.parts[%s]: part %q: want \"<source index>:<path>\" with frames and bytes", s.path(layout.MergeReportPath), key, sf.rel, pr.Part)
+			}
+			parts = append(parts, plannedPart{label: fmt.Sprintf("%d:%s", m.reportIndex[si]+n, rel), path: path, from: from, frames: pr.Frames, bytes: pr.Bytes})
+			from += pr.Frames
+		}
+		if len(parts) > 0 && from == sf.frames {
+			return parts, nil
+		}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("source %w", err)
+	}
+	return []plannedPart{{label: fmt.Sprintf("%d:%s", m.reportIndex[si], sf.rel), path: path, frames: sf.frames, bytes: st.Size()}}, nil
+}
+
 // segment is where episode e of source si lies in the merged files.
 func (p *videoPlan) segment(si int, e *sourceEpisode, fps int) (shard.VideoSegment, error) {
 	vp := e.Videos[p.key]
-	pl, ok := p.place[placeKey{si, vp.ChunkIndex, vp.FileIndex}]
-	if !ok {
-		return shard.VideoSegment{}, fmt.Errorf("merge: episode %d of source %d: video %s file (%d, %d) not planned", e.Index, si, p.key, vp.ChunkIndex, vp.FileIndex)
+	ff := e.firstFrame[p.key]
+	for _, pl := range p.place[placeKey{si, vp.ChunkIndex, vp.FileIndex}] {
+		if ff < pl.from || ff+int(e.Length) > pl.from+pl.frames {
+			continue
+		}
+		first := pl.firstFrame + ff - pl.from
+		return shard.VideoSegment{
+			ChunkIndex: pl.chunk, FileIndex: pl.file,
+			FromTimestamp: float64(first) / float64(fps),
+			ToTimestamp:   float64(first+int(e.Length)) / float64(fps),
+			Stats:         vp.Stats,
+		}, nil
 	}
-	first := pl.firstFrame + e.firstFrame[p.key]
-	return shard.VideoSegment{
-		ChunkIndex: pl.chunk, FileIndex: pl.file,
-		FromTimestamp: float64(first) / float64(fps),
-		ToTimestamp:   float64(first+int(e.Length)) / float64(fps),
-		Stats:         vp.Stats,
-	}, nil
+	return shard.VideoSegment{}, fmt.Errorf("merge: episode %d of source %d: video %s file (%d, %d) frames [%d, %d) not planned", e.Index, si, p.key, vp.ChunkIndex, vp.FileIndex, ff, ff+int(e.Length))
 }
 
 // execute writes the planned files under dir.
@@ -194,10 +246,10 @@ func (p *videoPlan) execute(ctx context.Context, dir string, fps int) error {
 		if err != nil {
 			return err
 		}
-		for _, part := range f.parts {
-			got, err := j.Append(ctx, part.path)
-			if err == nil && got.Frames != part.frames {
-				err = fmt.Errorf("merge: %s holds %d frames, its episodes %d", part.path, got.Frames, part.frames)
+		for _, r := range copyRanges(f.parts) {
+			got, err := j.AppendRange(ctx, r.path, r.from, r.frames)
+			if err == nil && got.Frames != r.frames {
+				err = fmt.Errorf("merge: %s holds %d frames from frame %d, its episodes %d", r.path, got.Frames, r.from, r.frames)
 			}
 			if err != nil {
 				j.Abort()
@@ -211,17 +263,36 @@ func (p *videoPlan) execute(ctx context.Context, dir string, fps int) error {
 	return nil
 }
 
+// copyRanges joins consecutive parts of one source file into one range, so
+// that a merged source's file is read once for all its parts that go into
+// the same file.
+func copyRanges(parts []plannedPart) []plannedPart {
+	var out []plannedPart
+	for _, p := range parts {
+		if n := len(out); n > 0 && out[n-1].path == p.path && out[n-1].from+out[n-1].frames == p.from {
+			out[n-1].frames += p.frames
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // report describes the plan's files for the merge report.
 func (p *videoPlan) report() VideoReport {
-	r := VideoReport{Joined: map[string][]string{}}
+	r := VideoReport{Joined: map[string][]string{}, Parts: map[string][]PartReport{}}
 	for _, f := range p.files {
 		r.Files = append(r.Files, f.rel)
 		if f.keep != "" {
 			r.Joined[f.rel] = []string{"kept"}
+			if f.keptParts != nil {
+				r.Parts[f.rel] = f.keptParts
+			}
 			continue
 		}
 		for _, part := range f.parts {
 			r.Joined[f.rel] = append(r.Joined[f.rel], part.label)
+			r.Parts[f.rel] = append(r.Parts[f.rel], PartReport{Part: part.label, Frames: part.frames, Bytes: part.bytes})
 		}
 	}
 	return r

@@ -208,7 +208,7 @@ func (j *Joiner) open(cp *astiav.CodecParameters, sig StreamSignature) (err erro
 		return fmt.Errorf("join %s: new stream failed", j.path)
 	}
 	j.sig = sig
-	if err := cp.Copy(j.stream.CodecParameters()); err != nil {
+	if err := copyWithoutBitRate(cp, j.stream.CodecParameters()); err != nil {
 		return fmt.Errorf("join %s: codec parameters: %w", j.path, err)
 	}
 	// Let the mp4 muxer choose the tag for the codec (the source's may
@@ -246,11 +246,37 @@ func (j *Joiner) open(cp *astiav.CodecParameters, sig StreamSignature) (err erro
 	return nil
 }
 
+// copyWithoutBitRate copies src's codec parameters to dst with bit_rate 0,
+// through a codec context (go-astiav sets no bit_rate of parameters). The
+// muxer then states the joined packets' own rate (btrt's maximum is the
+// larger of bit_rate and the packets' average), so that the file depends
+// on its packets alone, not on which file its first packets were copied
+// from: a shard's, or a merged dataset's holding the same packets.
+func copyWithoutBitRate(src, dst *astiav.CodecParameters) error {
+	cc := astiav.AllocCodecContext(nil)
+	if cc == nil {
+		return errors.New("alloc codec context failed")
+	}
+	defer cc.Free()
+	if err := src.ToCodecContext(cc); err != nil {
+		return err
+	}
+	cc.SetBitRate(0)
+	return dst.FromCodecContext(cc)
+}
+
 // Append copies every packet of the video stream of src onto the end of the
 // joined file. It returns ErrIncompatible (wrapped, nothing written) when
 // src's stream parameters differ from the first source's; any other error
 // breaks the Joiner (Abort it).
 func (j *Joiner) Append(ctx context.Context, src string) (JoinedPart, error) {
+	return j.AppendRange(ctx, src, 0, -1)
+}
+
+// AppendRange is Append of frames [from, from+n) of src only (n < 0: to its
+// end): a joined file's part, to be joined again elsewhere. Frame from must
+// be a key frame, as the first frame of every part of a joined file is.
+func (j *Joiner) AppendRange(ctx context.Context, src string, from, n int) (JoinedPart, error) {
 	if j.closed {
 		return JoinedPart{}, fmt.Errorf("join %s: already closed", j.path)
 	}
@@ -297,8 +323,8 @@ func (j *Joiner) Append(ctx context.Context, src string) (JoinedPart, error) {
 			err = fmt.Errorf("packet %d has no pts", k)
 		case dts != noPTS && dts != pts:
 			err = fmt.Errorf("packet %d: dts %d differs from pts %d (reordered frames cannot be re-timed by copy)", k, dts, pts)
-		case k == 0 && !pkt.Flags().Has(astiav.PacketFlagKey):
-			err = errors.New("the first packet is not a key frame")
+		case k == from && !pkt.Flags().Has(astiav.PacketFlagKey):
+			err = fmt.Errorf("packet %d, the first copied, is not a key frame", k)
 		case k > 0 && pts <= last:
 			err = fmt.Errorf("packet %d: pts %d does not increase (previous %d)", k, pts, last)
 		}
@@ -315,9 +341,18 @@ func (j *Joiner) Append(ctx context.Context, src string) (JoinedPart, error) {
 			return part, fmt.Errorf("join %s: %s: %w", j.path, src, err)
 		}
 		last = pts
-		n := int64(j.frames)
-		pkt.SetPts(n)
-		pkt.SetDts(n)
+		if k < from {
+			pkt.Unref()
+			k++
+			continue
+		}
+		if n >= 0 && k >= from+n {
+			pkt.Unref()
+			break
+		}
+		out := int64(j.frames)
+		pkt.SetPts(out)
+		pkt.SetDts(out)
 		pkt.SetDuration(1)
 		pkt.SetPos(-1)
 		pkt.SetStreamIndex(j.stream.Index())
@@ -326,7 +361,7 @@ func (j *Joiner) Append(ctx context.Context, src string) (JoinedPart, error) {
 		err = j.fc.WriteInterleavedFrame(pkt)
 		pkt.Unref()
 		if err != nil {
-			return part, fmt.Errorf("join %s: write frame %d: %w", j.path, n, err)
+			return part, fmt.Errorf("join %s: write frame %d: %w", j.path, out, err)
 		}
 		j.frames++
 		part.Frames++
@@ -336,8 +371,8 @@ func (j *Joiner) Append(ctx context.Context, src string) (JoinedPart, error) {
 			j.written = j.bytes
 		}
 	}
-	if part.Frames == 0 {
-		return part, fmt.Errorf("join %s: %s holds no frames", j.path, src)
+	if part.Frames == 0 || (n >= 0 && part.Frames != n) {
+		return part, fmt.Errorf("join %s: %s holds %d frames from frame %d, want %d", j.path, src, part.Frames, from, max(n, 1))
 	}
 	return part, nil
 }
