@@ -440,10 +440,10 @@ const (
 	CampaignPagePath = "index.html"
 	// SlurmDir holds the sbatch scripts and, under SlurmLogsDir, the jobs'
 	// output.
-	SlurmDir          = ".slurm"
-	SlurmLogsDir      = SlurmDir + "/logs"
-	SlurmArrayScript  = SlurmDir + "/array.sbatch"
-	SlurmMergeScript  = SlurmDir + "/merge.sbatch"
+	SlurmDir         = ".slurm"
+	SlurmLogsDir     = SlurmDir + "/logs"
+	SlurmArrayScript = SlurmDir + "/array.sbatch"
+	SlurmMergeScript = SlurmDir + "/merge.sbatch"
 	// SlurmGroupsScript is the job array merging groups of shards, the
 	// first level of a merge in a tree; MergeGroupsDir holds their merged
 	// datasets until the final merge has joined them.
