@@ -251,6 +251,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	}
 	if opts.Merge != "" {
 		var err error
+		mergeGC()
 		merged, err = batch.Merge(ctx, tasks, opts.Output, opts.Merge, version)
 		for _, d := range merged {
 			fmt.Fprintf(human, "merged setting %s: %d shards, %d episodes, %d frames in %s\n", d.SettingID, d.Shards, d.Episodes, d.Frames, d.Dir)

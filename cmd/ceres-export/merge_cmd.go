@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -83,6 +84,18 @@ a failed or killed merge leaves the old dataset as it was.` + mergeExitStatus,
 	return cmd
 }
 
+// mergeGCPercent is the GC target of a merge. main's 50 keeps an export's
+// streaming heap flat; a merge instead reads every source's metadata
+// Parquet whole, and arrow-go's reader makes garbage per column chunk (a
+// page buffer of at least 16 KiB each, hundreds per wide meta/episodes
+// file): at 50, merging 256 small shards took 3.62 s, at 100 2.60 s, for a
+// peak of 148 and 163 MB (the 8-shard merge's 120 and 122 MB), measured
+// on the 2-core machine (docs/benchmarks.md, "Merge at scale").
+const mergeGCPercent = 100
+
+// mergeGC sets the merge's GC target for the rest of the process.
+func mergeGC() { debug.SetGCPercent(mergeGCPercent) }
+
 // mergeSummary is the --json output.
 type mergeSummary struct {
 	Output     string `json:"output"`
@@ -109,6 +122,7 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 	if err != nil {
 		return withCode(exitstatus.UsageError, fmt.Errorf("merge: %w", err))
 	}
+	mergeGC()
 	res, err := merge.Merge(ctx, merge.Options{
 		Sources: o.Shards, Output: o.Output, Into: o.Into, Replace: o.Replace, NoConcat: o.NoConcat,
 		Quantiles: q, Privacy: mode, Version: version, Logger: s.Logger(),

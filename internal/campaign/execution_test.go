@@ -154,7 +154,7 @@ func TestSlurmRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`#SBATCH --cpus-per-task="2"` + "\n", `#SBATCH --mem="1536M"` + "\n", `#SBATCH --tmp="2048M"` + "\n",
-		"#SBATCH --requeue\n", "exec /b batch /m.json -o /o --array-count 2 --jobs 1 --wait-busy 1h0m0s\n"} {
+		"#SBATCH --requeue\n#SBATCH --open-mode=append\n", "exec /b batch /m.json -o /o --array-count 2 --jobs 1 --wait-busy 1h0m0s\n"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("array script lacks %q:\n%s", want, s)
 		}

@@ -190,7 +190,10 @@ func SlurmArrayScript(campaignID string, tasks int, o ScriptOptions) (string, er
 	// retry policies retry lost attempts; its rerun skips what is done
 	// and waits for a first attempt still writing (docs/campaigns.md).
 	if o.Requeue {
-		b.WriteString("#SBATCH --requeue\n")
+		// A requeued task's log is truncated by default while the lost
+		// first run, still alive on its node, writes on into it: both
+		// runs' lines are kept by appending.
+		b.WriteString("#SBATCH --requeue\n#SBATCH --open-mode=append\n")
 	} else {
 		b.WriteString("#SBATCH --no-requeue\n")
 	}
