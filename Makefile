@@ -90,7 +90,8 @@ demo: build
 BENCH_GOALS := ratio_vs_ffmpeg_cli>=1.0 ratio_cpu_vs_decode_plus_encode<=1.05 \
                ratio_export_vs_its_video_stage<=1.05 ratio_peak_mem_1h_less_mux_index_vs_1min<=1.05 \
                fraction_reexport_vs_full<=0.05 ratio_merge_vs_cp_sync<=2 ?ratio_aggregate_vs_merge>=5 \
-               ratio_campaign_vs_exports<=1.05 fraction_skip_vs_export<=0.01
+               ratio_campaign_vs_exports<=1.05 fraction_skip_vs_export<=0.01 \
+               ratio_merge_per_shard_256_vs_8<=1.25 ratio_peak_mem_merge_256_vs_8<=1.5
 BENCH     ?= .
 bench: deps
 	@rm -f $(CACHE)/bench.failed

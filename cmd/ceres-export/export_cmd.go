@@ -23,7 +23,7 @@ import (
 const version = "0.1.0"
 
 var exportExitStatus = exitstatus.Help("the shard was written",
-	exitstatus.JournalInvalid, exitstatus.NoEpisodes, exitstatus.SpecMismatch, exitstatus.ProfileMismatch, exitstatus.Strict,
+	exitstatus.JournalInvalid, exitstatus.NoEpisodes, exitstatus.SpecMismatch, exitstatus.ProfileMismatch, exitstatus.Strict, exitstatus.SizeUnsupported,
 	exitstatus.UsageError, exitstatus.Unreadable.As("the session cannot be read"),
 	exitstatus.DestinationExists, exitstatus.DestinationRefused, exitstatus.NoSalt,
 	exitstatus.JournalCorrupt.As("the journal is corrupt (use --salvage to read past it)"),

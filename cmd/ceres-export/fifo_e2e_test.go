@@ -32,6 +32,7 @@ var flagKinds = map[string]string{
 	"batch kubernetes --image": argValue, "batch kubernetes --mount": argValue, "batch kubernetes --namespace": argValue,
 	"batch kubernetes --output": argValue, "batch kubernetes --run-id": argValue, "batch kubernetes --setting-id": argValue,
 	"batch plan --case-id": argValue, "batch plan --run-id": argValue, "batch plan --setting-id": argValue,
+	"batch status --case-id": argValue, "batch status --run-id": argValue, "batch status --setting-id": argValue,
 	"batch slurm --case-id": argValue, "batch slurm --merge": argOutput, "batch slurm --output": argOutput,
 	"batch slurm --partition": argValue, "batch slurm --run-id": argValue, "batch slurm --setting-id": argValue, "batch slurm --time": argValue,
 	"export --map": argValue, "export --org": argValue, "export --output": argOutput, "export --preset": argValue,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/campaign"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // timedPeak runs the binary under GNU time and returns its wall time and
@@ -154,4 +158,108 @@ func dirBytes(b *testing.B, dir string) int64 {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// scaleCampaign writes a JSON Lines manifest of n tasks and, under out, a
+// finished attempt record for each, as a campaign of n tasks leaves them.
+func scaleCampaign(b *testing.B, dir string, n int) (manifest, out string) {
+	b.Helper()
+	manifest = filepath.Join(dir, fmt.Sprintf("m%d.jsonl", n))
+	out = filepath.Join(dir, fmt.Sprintf("out%d", n))
+	var m bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&m, `{"campaign_id": "scale", "case_id": "c%06d", "setting_id": "s", "run_id": "1", "session": "sessions/s%06d"}`+"\n", i, i)
+	}
+	if err := os.WriteFile(manifest, m.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := campaign.PrepareOut(out, nil); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		id := fmt.Sprintf("scale__c%06d__s__run-1", i)
+		r := campaign.Record{RecordVersion: campaign.RecordVersion, TaskID: id, CampaignID: "scale", CaseID: fmt.Sprintf("c%06d", i),
+			SettingID: "s", RunID: "1", AttemptNo: 1, State: campaign.StateSucceeded, Fingerprint: "sha256:" + strings.Repeat("0", 64),
+			Inputs:  campaign.Inputs{Files: []campaign.FileHash{{Path: "journal/000001.cjl", Size: 1 << 20, SHA256: strings.Repeat("0", 64)}}},
+			Session: fmt.Sprintf("sessions/s%06d", i), Shard: id, Episodes: 4, Frames: 1200, Host: "node1", PID: 1}
+		r.SetExitStatus(0)
+		r.Start(time.Unix(1764662400, 0))
+		r.End(time.Unix(1764662460, 0))
+		d := filepath.Join(out, layout.AttemptsDir, id)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		data, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Plain writes: the benchmark measures reading the records.
+		if err := os.WriteFile(filepath.Join(d, layout.AttemptRecordName(1)), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return manifest, out
+}
+
+// BenchmarkCampaignScale: batch plan and batch status of a JSON Lines
+// campaign of 1,000 and of 100,000 tasks. Goals (docs/benchmarks.md,
+// "Campaigns at scale"): the time and the memory each task adds, at most
+// 1.25 × at 100,000 what they are at 1,000. What a task adds is the run's
+// figure less that of a one-task campaign in the same run (the process's
+// start, FFmpeg's libraries).
+func BenchmarkCampaignScale(b *testing.B) {
+	dir := b.TempDir()
+	sizes := []int{1, 1000, 100000}
+	manifests, outs := map[int]string{}, map[int]string{}
+	for _, n := range sizes {
+		manifests[n], outs[n] = scaleCampaign(b, dir, n)
+	}
+	type figure struct {
+		t    time.Duration
+		peak int64
+	}
+	measure := func(rounds int, args ...string) figure {
+		var f figure
+		for r := range rounds {
+			t, p := timedPeak(b, args...)
+			if r == 0 || t < f.t {
+				f.t = t
+			}
+			if r == 0 || p < f.peak {
+				f.peak = p
+			}
+		}
+		return f
+	}
+	b.ResetTimer()
+	for range b.N {
+		for _, cmd := range []string{"plan", "status"} {
+			figs := map[int]figure{}
+			for _, n := range sizes {
+				// A small campaign's figure is mostly the process's start,
+				// whose spread is as large as a thousand tasks' work: more
+				// rounds, and the fastest.
+				rounds := 9
+				if n == 100000 {
+					rounds = 2
+				}
+				args := []string{"batch", "plan", manifests[n]}
+				if cmd == "status" {
+					args = []string{"batch", "status", outs[n], manifests[n]}
+				}
+				figs[n] = measure(rounds, args...)
+			}
+			perTask := func(n int) (float64, float64) {
+				return (figs[n].t - figs[1].t).Seconds() / float64(n-1), float64(figs[n].peak-figs[1].peak) / float64(n-1)
+			}
+			t1k, m1k := perTask(1000)
+			t100k, m100k := perTask(100000)
+			b.ReportMetric(t1k*1e6, "us_per_task_"+cmd+"_1k")
+			b.ReportMetric(t100k*1e6, "us_per_task_"+cmd+"_100k")
+			b.ReportMetric(m1k, "B_per_task_"+cmd+"_1k")
+			b.ReportMetric(m100k, "B_per_task_"+cmd+"_100k")
+			b.ReportMetric(t100k/t1k, "ratio_"+cmd+"_time_per_task_100k_vs_1k")
+			b.ReportMetric(m100k/max(m1k, 1), "ratio_"+cmd+"_mem_per_task_100k_vs_1k")
+		}
+	}
 }

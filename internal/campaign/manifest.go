@@ -259,7 +259,9 @@ func (m *Manifest) parseJSON(data []byte) error {
 	if len(cases) == 0 {
 		return d.errorf("cases", "want at least one case")
 	}
-	seen := map[string]string{}
+	// Tasks are large: growing the slice would copy them again and again.
+	m.Tasks = make([]Task, 0, len(cases))
+	seen := make(map[string]string, len(cases))
 	for i, cr := range cases {
 		p := index("cases", i)
 		c, err := d.object(p, cr, caseFields)
@@ -318,7 +320,11 @@ func (m *Manifest) parseJSON(data []byte) error {
 func (m *Manifest) parseJSONL(data []byte) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	seen := map[string]string{}
+	// One task a line, at most: the slice is made once, not grown (a Task
+	// is large, and growing would copy every one again and again).
+	lines := bytes.Count(data, []byte{'\n'}) + 1
+	m.Tasks = make([]Task, 0, lines)
+	seen := make(map[string]string, lines)
 	firstCampaign, firstLine := "", 0
 	line := 0
 	for sc.Scan() {

@@ -27,6 +27,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
@@ -100,6 +101,7 @@ var (
 	SpecMismatch    = Class{Findings, "a corrected specification that does not fit the recording", []error{export.ErrSpecMismatch}}
 	ProfileMismatch = Class{Findings, "a --profile that does not fit the session", []error{profile.ErrMismatch}}
 	Strict          = Class{Findings, "a --strict check tripped", []error{export.ErrStrict}}
+	SizeUnsupported = Class{Findings, "the cameras' size is one the encoder cannot encode (SVT-AV1: at least 64x64)", []error{video.ErrSizeUnsupported}}
 	Unsound         = Class{Findings, "a source fails a quick verify", []error{merge.ErrUnsound}}
 	NotSound        = Class{Findings, "the input is not sound", nil}
 
@@ -114,7 +116,7 @@ var (
 // them.
 var known = []Class{
 	Unreadable, DestinationExists, DestinationRefused, NoSalt, MergeInput, SourcesDiffer,
-	JournalInvalid, NoEpisodes, SpecMismatch, ProfileMismatch, Strict, Unsound,
+	JournalInvalid, NoEpisodes, SpecMismatch, ProfileMismatch, Strict, SizeUnsupported, Unsound,
 	JournalCorrupt, Interrupted, Busy,
 }
 

@@ -106,6 +106,11 @@ func Resolve(s settings.Settings, baseDir string) (Options, error) {
 	// that a setting the encoder would refuse is a usage error before the
 	// export starts, not an encoder failure in the middle of it.
 	if enc, err := o.Video.encoder(); err == nil {
+		if o.Video.Width > 0 {
+			if err := enc.CheckOutputSize(o.Video.Width, o.Video.Height); err != nil {
+				return o, &settings.SettingError{Setting: "video_size", Value: strconv.Quote(s.VideoSize), Want: fmt.Sprintf("want at least %dx%d for av1 (or vcodec h264)", video.MinSVTSide, video.MinSVTSide)}
+			}
+		}
 		var oe *video.OptionError
 		if err := enc.Validate(); errors.As(err, &oe) {
 			setting := map[string]string{"threads": "encoder_threads"}[oe.Option]

@@ -1,6 +1,7 @@
 package video
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -70,6 +71,27 @@ const (
 	// MaxThreads bounds threads per encoder.
 	MaxThreads = 1024
 )
+
+// MinSVTSide is SVT-AV1's smallest picture width and height. Below it the
+// encoder refuses to open, and FFmpeg 5.1's wrapper then frees its handle
+// twice (a "double free or corruption" abort, seen with two cameras'
+// encoders failing at once): the size is checked before any encoder opens.
+const MinSVTSide = 64
+
+// ErrSizeUnsupported marks an output size the chosen encoder cannot encode.
+var ErrSizeUnsupported = errors.New("video: the encoder cannot encode this size")
+
+// CheckOutputSize checks that the encoder can encode width×height.
+func (o EncoderOptions) CheckOutputSize(width, height int) error {
+	n, err := o.normalized()
+	if err != nil {
+		return err
+	}
+	if n.Codec == EncoderSVTAV1 && (width < MinSVTSide || height < MinSVTSide) {
+		return fmt.Errorf("%w: %dx%d: %s wants width and height of at least %d (choose a larger --video-size, or --vcodec h264)", ErrSizeUnsupported, width, height, n.Codec, MinSVTSide)
+	}
+	return nil
+}
 
 // x264Presets are libx264's preset names; SVT-AV1's presets are 0 to 13.
 var x264Presets = []string{"ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"}

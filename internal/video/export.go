@@ -200,6 +200,9 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 	if x.w < 2 || x.h < 2 {
 		return res, fmt.Errorf("video: output size %dx%d too small", x.w, x.h)
 	}
+	if err := enc.CheckOutputSize(x.w, x.h); err != nil {
+		return res, err
+	}
 	x.spec = x.encoderSpec(x.next.frame)
 
 	for e, ep := range episodes {
