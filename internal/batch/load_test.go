@@ -21,8 +21,10 @@ func TestLoadChecksExport(t *testing.T) {
 	for _, tc := range []struct{ name, file, doc, want string }{
 		{"export strict word", "campaign.json", `{"schema_version": 1, "campaign_id": "c", "settings": {"s": {"export": {"strict": ["often"]}}}, "cases": [` + caseOK + `]}`,
 			`campaign.json: settings.s.export.strict: strict "often": want backfill, stale or gaps`},
-		{"export size from case", "campaign.json", `{` + good + `, "defaults": {"export": {"video_size": "64x48"}}, "cases": [` + caseOK + `, {"case_id": "b", "setting_id": "s", "run_id": "1", "session": "x", "export": {"video_size": "65x48"}}]}`,
+		{"export size from case", "campaign.json", `{` + good + `, "defaults": {"export": {"video_size": "64x64"}}, "cases": [` + caseOK + `, {"case_id": "b", "setting_id": "s", "run_id": "1", "session": "x", "export": {"video_size": "65x48"}}]}`,
 			`campaign.json: cases[1].export.video_size: video_size "65x48": want WIDTHxHEIGHT, both even, positive and at most 8192`},
+		{"a size AV1 cannot encode", "campaign.json", `{` + good + `, "defaults": {"export": {"video_size": "64x48"}}, "cases": [` + caseOK + `]}`,
+			`campaign.json: defaults.export.video_size: video_size "64x48": want at least 64x64 for av1 (or vcodec h264)`},
 		{"task spec missing", "campaign.json", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"task_spec": "nope.json"}}]}`,
 			`campaign.json: cases[0].export.task_spec: task_spec "nope.json": open nope.json: no such file or directory`},
 		// Issue 23, class 7: what the encoder or the planner would refuse
