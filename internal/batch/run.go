@@ -400,6 +400,11 @@ func categoryOfExit(code exitstatus.Status) string {
 // attempts a retry policy's max_attempts bounds (new inputs start anew).
 func attemptsWith(out, taskID, fp string) int {
 	recs, _ := campaign.ReadRecords(out, taskID)
+	return countWith(recs, fp)
+}
+
+// countWith counts the records of fingerprint fp.
+func countWith(recs []campaign.Record, fp string) int {
 	n := 0
 	for _, r := range recs {
 		if r.Fingerprint == fp {
@@ -478,7 +483,7 @@ func upToDate(ctx context.Context, opts Options, t *campaign.Task, shardDir, fp 
 	last := same[0]
 	policy := t.Policy()
 	category := recordCategory(last)
-	if policy.Allows(category, attemptsWith(opts.Out, t.ID, fp)) {
+	if policy.Allows(category, countWith(recs, fp)) {
 		return nil, ""
 	}
 	return &last, fmt.Sprintf("attempt %d %s with the same inputs and is not retried: %s (--retry-failed runs it again)",

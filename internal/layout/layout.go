@@ -132,8 +132,11 @@ const SpecFileExt = ".json"
 // SourcePath is where a merged dataset keeps file (a CERES path of the
 // source shard, such as ExportReportPath) of source number index.
 func SourcePath(index int, file string) string {
-	return fmt.Sprintf("%s/%04d/%s", SourcesDir, index, path.Base(file))
+	return SourceDir(index) + "/" + path.Base(file)
 }
+
+// SourceDir holds, in a merged dataset, the files of source number index.
+func SourceDir(index int) string { return fmt.Sprintf("%s/%04d", SourcesDir, index) }
 
 // MergeRule says what a merge does with a CERES file of its sources.
 type MergeRule int

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -218,7 +217,7 @@ func contentDigest(ctx context.Context, dir string) (string, error) {
 func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 	if s.isMerged() {
 		for n := range s.merged.Sources {
-			dir := s.path(path.Dir(layout.SourcePath(n, "x")))
+			dir := s.path(layout.SourceDir(n))
 			entries, err := os.ReadDir(dir)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
