@@ -55,10 +55,14 @@ func benchSession(b *testing.B, dir string, cycles int, extra ...string) string 
 }
 
 func runCmd(args ...string) (string, string, error) {
-	cmd := exec.Command(ceresBinary, args...)
+	cmd, ctx, cancel := binaryCommand(args...)
+	defer cancel()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("still running after %v, stopped with SIGQUIT: %w", commandLimit, err)
+	}
 	if err != nil {
 		err = fmt.Errorf("ceres-export %v: %w\n%s", args, err, errOut.String())
 	}

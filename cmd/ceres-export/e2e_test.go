@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -35,13 +36,33 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// commandLimit bounds one run of the binary in a test. A run that hangs
+// (a child stuck in a corrupted C heap's lock, say) is sent SIGQUIT, so that
+// its goroutines' stacks are in the failure, and the test fails by name
+// instead of the package dying at go test's -timeout with nothing to read.
+const commandLimit = 10 * time.Minute
+
+// binaryCommand is exec.Command of the binary, ended as commandLimit says;
+// ctx.Err() is non-nil after Run when it was.
+func binaryCommand(args ...string) (*exec.Cmd, context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), commandLimit)
+	cmd := exec.CommandContext(ctx, ceresBinary, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd, ctx, cancel
+}
+
 // run runs the binary and returns stdout, stderr and the exit code.
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(ceresBinary, args...)
+	cmd, ctx, cancel := binaryCommand(args...)
+	defer cancel()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("ceres-export %s: still running after %v, stopped with SIGQUIT:\n%s", strings.Join(args, " "), commandLimit, stderr.String())
+	}
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

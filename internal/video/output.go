@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	"github.com/asticode/go-astiav"
 )
@@ -72,6 +73,26 @@ func leftover(d *astiav.Dictionary) []string {
 	}
 }
 
+// svtLifecycle serialises the opening and the freeing of SVT-AV1 encoders
+// in this process. SVT-AV1 1.4 (Debian 12) keeps its processor-group table
+// in one process-wide pointer that every encoder's init allocates (parsing
+// /proc/cpuinfo into it) and every deinit frees: two encoders opening or
+// closing at once write into freed memory or free it twice (a SIGSEGV in
+// avcodec_open2 and "double free or corruption" aborts, seen with two
+// campaign tasks exporting at once). It is the library's global state, so
+// its guard is one too; encoding itself runs in parallel.
+var svtLifecycle sync.Mutex
+
+// lockSVTLifecycle takes svtLifecycle for an SVT-AV1 encoder and returns
+// its release; other encoders need no lock.
+func lockSVTLifecycle(encoder string) (unlock func()) {
+	if encoder != EncoderSVTAV1 {
+		return func() {}
+	}
+	svtLifecycle.Lock()
+	return svtLifecycle.Unlock
+}
+
 // openOutput creates path and opens the encoder and muxer for spec.
 func openOutput(path string, spec encoderSpec) (_ *outputFile, err error) {
 	o := &outputFile{path: path, spec: spec}
@@ -113,7 +134,9 @@ func openOutput(path string, spec encoderSpec) (_ *outputFile, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", path, spec.encoder, err)
 	}
+	unlock := lockSVTLifecycle(spec.encoder)
 	err = withNormalScheduling(func() error { return o.enc.Open(codec, d) })
+	unlock()
 	left := leftover(d)
 	d.Free()
 	if err != nil {
@@ -241,7 +264,9 @@ func (o *outputFile) free() {
 				pkt.Free()
 			}
 		}
+		unlock := lockSVTLifecycle(o.spec.encoder)
 		o.enc.Free()
+		unlock()
 		o.enc = nil
 	}
 	if o.ioc != nil {
