@@ -73,9 +73,8 @@ const (
 )
 
 // MinSVTSide is SVT-AV1's smallest picture width and height. Below it the
-// encoder refuses to open, and FFmpeg 5.1's wrapper then frees its handle
-// twice (a "double free or corruption" abort, seen with two cameras'
-// encoders failing at once): the size is checked before any encoder opens.
+// encoder refuses to open: the size is checked before any encoder opens, so
+// that the user reads which size to choose instead of a failed open.
 const MinSVTSide = 64
 
 // ErrSizeUnsupported marks an output size the chosen encoder cannot encode.
