@@ -512,9 +512,18 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 		if err := storeSourceFiles(b, s, m.reportIndex[si]); err != nil {
 			return nil, err
 		}
-		m.log.Info("merging rows", "source", s.dir, "episodes", len(s.episodes))
-		if err := m.writeSource(ctx, b, si, s, srcIndex, data, episodeRows, plans); err != nil {
-			return nil, err
+		if m.into && si == 0 {
+			// Appending: the dataset's rows stay in its data files, which
+			// the new dataset links; only what follows is written.
+			m.log.Info("keeping rows", "source", s.dir, "episodes", len(s.episodes))
+			if err := b.Continue(ctx, s.ds); err != nil {
+				return nil, err
+			}
+		} else {
+			m.log.Info("merging rows", "source", s.dir, "episodes", len(s.episodes))
+			if err := m.writeSource(ctx, b, si, s, srcIndex, data, episodeRows, plans); err != nil {
+				return nil, err
+			}
 		}
 		for h, spec := range s.specs {
 			var err error

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -326,6 +327,14 @@ func TestMergeInto(t *testing.T) {
 	if _, err := Merge(context.Background(), Options{Sources: src[:2], Output: out}); err != nil {
 		t.Fatal(err)
 	}
+	// A hard link keeps the dataset appended to reachable after the swap.
+	before := filepath.Join(dir, "before")
+	if err := os.MkdirAll(filepath.Join(before, "data", "chunk-000"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(out, "data", "chunk-000", "file-000.parquet"), filepath.Join(before, "data", "chunk-000", "file-000.parquet")); err != nil {
+		t.Fatal(err)
+	}
 	res, err := Merge(context.Background(), Options{Sources: src[2:], Into: out})
 	if err != nil {
 		t.Fatal(err)
@@ -336,6 +345,27 @@ func TestMergeInto(t *testing.T) {
 	merged := checkMerge(t, out, src)
 	if n := len(merged.src.merged.Runs); n != 2 {
 		t.Fatalf("%d runs in the report, want 2", n)
+	}
+	// Appending rewrites nothing of what is there: the data file of the
+	// dataset appended to is the same inode in the new one, and the new
+	// episodes' rows are in a file of their own.
+	if !sameInode(t, filepath.Join(before, "data", "chunk-000", "file-000.parquet"), filepath.Join(out, "data", "chunk-000", "file-000.parquet")) {
+		t.Error("the appended-to dataset's data file was rewritten, not carried over")
+	}
+	if _, err := os.Stat(filepath.Join(out, "data", "chunk-000", "file-001.parquet")); err != nil {
+		t.Errorf("the appended episodes' data file: %v", err)
+	}
+	// The statistics are those of one merge of all three.
+	flat := filepath.Join(dir, "flat")
+	if _, err := Merge(context.Background(), Options{Sources: src, Output: flat}); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"meta/stats.json", "meta/tasks.parquet"} {
+		a, _ := os.ReadFile(filepath.Join(flat, rel))
+		b, _ := os.ReadFile(filepath.Join(out, rel))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s after --into differs from a merge of all the shards at once", rel)
+		}
 	}
 	// The same shard again is refused, also when it is already inside.
 	if _, err := Merge(context.Background(), Options{Sources: src[:1], Into: out}); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "same shard") {
@@ -601,4 +631,18 @@ func readJSON(t *testing.T, path string, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+}
+
+// sameInode says whether a and b are one file.
+func sameInode(t *testing.T, a, b string) bool {
+	t.Helper()
+	sa, err := os.Stat(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := os.Stat(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return os.SameFile(sa, sb)
 }

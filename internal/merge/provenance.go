@@ -226,16 +226,10 @@ func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 				return fmt.Errorf("source %w", err)
 			}
 			for _, e := range entries {
-				p := filepath.Join(dir, e.Name())
-				if err := input.CheckEntry(p); err != nil {
+				// Linked, not rewritten: LinkOrCopy refuses what is not a
+				// plain file, as input.ReadFile does.
+				if err := b.LinkCeresFile(layout.SourcePath(idx+n, e.Name()), filepath.Join(dir, e.Name())); err != nil {
 					return fmt.Errorf("source %w", err)
-				}
-				data, err := input.ReadFile(p)
-				if err != nil {
-					return fmt.Errorf("source %w", err)
-				}
-				if err := b.WriteCeresFile(layout.SourcePath(idx+n, e.Name()), data); err != nil {
-					return err
 				}
 			}
 		}

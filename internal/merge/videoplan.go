@@ -2,18 +2,16 @@ package merge
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
@@ -237,7 +235,7 @@ func (p *videoPlan) execute(ctx context.Context, dir string, fps int) error {
 	for _, f := range p.files {
 		dst := filepath.Join(dir, filepath.FromSlash(f.rel))
 		if f.keep != "" {
-			if err := linkOrCopy(f.keep, dst); err != nil {
+			if err := output.LinkOrCopy(f.keep, dst); err != nil {
 				return err
 			}
 			continue
@@ -296,38 +294,4 @@ func (p *videoPlan) report() VideoReport {
 		}
 	}
 	return r
-}
-
-// linkOrCopy makes dst a hard link of src, or a copy where the file system
-// cannot link. Nothing ever writes into a file of a dataset, so sharing
-// the inode with the dataset being replaced is safe.
-func linkOrCopy(src, dst string) error {
-	// link(2) does not follow a symbolic link: it would link the link,
-	// which may point out of the dataset.
-	if err := input.CheckEntry(src); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	if err := os.Link(src, dst); err == nil {
-		return nil
-	}
-	in, err := input.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return errors.Join(fmt.Errorf("copy %s: %w", src, err), os.Remove(dst))
-	}
-	return nil
 }

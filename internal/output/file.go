@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // The one definition of a durable file write. A file outside a staging
@@ -120,4 +122,40 @@ func syncPath(p string) error {
 		err = cerr
 	}
 	return err
+}
+
+// LinkOrCopy makes dst a hard link of src, or a copy where the file system
+// cannot link: how a dataset carries a file of the dataset it replaces or
+// appends to unchanged. Nothing ever writes into a file of a dataset (a
+// staging directory's files are created, never rewritten), so sharing the
+// inode is safe.
+func LinkOrCopy(src, dst string) error {
+	// link(2) does not follow a symbolic link: it would link the link,
+	// which may point out of the dataset.
+	if err := input.CheckEntry(src); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if err := os.Link(src, dst); err == nil {
+		return nil
+	}
+	in, err := input.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("copy %s: %w", src, err), os.Remove(dst))
+	}
+	return nil
 }

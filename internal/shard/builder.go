@@ -14,6 +14,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 )
 
 // ErrNoEpisodes is returned by Finish when no episode was written: LeRobot
@@ -440,6 +441,20 @@ func (b *Builder) DataFiles() []string {
 		}
 	}
 	return out
+}
+
+// LinkCeresFile puts the file src, of a dataset this tool wrote, at rel
+// unchanged (output.LinkOrCopy); rel is checked as WriteCeresFile checks
+// it. A merge carries its merged sources' provenance files so, instead of
+// reading and writing again what never changes.
+func (b *Builder) LinkCeresFile(rel, src string) error {
+	if _, ok := layout.LookupCeresFile(rel); !ok || path.Clean(rel) != rel {
+		return fmt.Errorf("shard: %s is not a CERES file of the layout (internal/layout.CeresFiles)", rel)
+	}
+	if err := output.LinkOrCopy(src, b.path(rel)); err != nil {
+		return fmt.Errorf("shard: %w", err)
+	}
+	return nil
 }
 
 // WriteCeresFile writes data verbatim to rel and syncs it. rel must be a

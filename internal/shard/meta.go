@@ -28,14 +28,22 @@ const pandasTasksMetadata = `{"index_columns": ["task"], "column_indexes": [{"na
 
 // writeFileSync writes data to path in the staging directory (creating
 // parents) and fsyncs it at once, so that Commit's sync of the tree finds
-// it clean.
+// it clean. The file must be new: a staging directory holds hard links of
+// the files of the dataset being appended to (Continue, merge's video),
+// and writing through one would change that dataset.
 func writeFileSync(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	err := os.WriteFile(path, data, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err == nil {
-		err = output.SyncFile(path)
+		_, err = f.Write(data)
+		if serr := f.Sync(); err == nil {
+			err = serr
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

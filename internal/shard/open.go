@@ -424,6 +424,13 @@ var episodesFileRe = regexp.MustCompile(`^` + layout.ChunkFilePattern + regexp.Q
 // Episodes reads every meta/episodes file in path order. Episodes must be
 // numbered from 0 and their rows follow one another.
 func (d *Dataset) Episodes(ctx context.Context) ([]Episode, error) {
+	eps, _, err := d.readEpisodes(ctx, nil)
+	return eps, err
+}
+
+// readEpisodes reads meta/episodes and, for each episode, the statistics
+// of the features in stats, in that order.
+func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature) ([]Episode, [][]Stats, error) {
 	root := d.Path(layout.EpisodesDir)
 	var files []string
 	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
@@ -440,26 +447,38 @@ func (d *Dataset) Episodes(ctx context.Context) ([]Episode, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slices.Sort(files)
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no %s files", d.Dir, layout.EpisodesDir)
+		return nil, nil, fmt.Errorf("%s: no %s files", d.Dir, layout.EpisodesDir)
 	}
 	var eps []Episode
+	var epStats [][]Stats
 	var frames int64
 	for _, p := range files {
 		t, err := readTable(ctx, p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		first := len(eps)
 		eps, frames, err = d.episodeRows(t, eps, frames)
+		for i := 0; err == nil && len(stats) > 0 && i < len(eps)-first; i++ {
+			row := make([]Stats, len(stats))
+			for j, f := range stats {
+				if row[j], err = readStats(t, f.Name, i); err != nil {
+					err = fmt.Errorf("%s row %d: %w", p, i, err)
+					break
+				}
+			}
+			epStats = append(epStats, row)
+		}
 		t.release()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return eps, nil
+	return eps, epStats, nil
 }
 
 // episodeRows appends the rows of one episodes file to eps.

@@ -34,7 +34,12 @@ func readTable(ctx context.Context, path string) (*table, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{Parallel: false, BatchSize: 1 << 16}, memory.DefaultAllocator)
+	// Each column's reader reserves BatchSize values up front: a batch no
+	// larger than the file keeps a small table's read from allocating
+	// megabytes per column (meta/episodes has a few rows and hundreds of
+	// columns; a merge reads one per source).
+	batch := min(max(pf.NumRows(), 1), 1<<16)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{Parallel: false, BatchSize: batch}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
