@@ -166,7 +166,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		salt = os.Getenv("CERES_SALT")
 	}
 	sum, runErr := batch.Run(ctx, tasks, batch.Options{
-		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version, Inputs: []string{opts.Manifest}, Salt: salt,
+		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: toolVersion(), Inputs: []string{opts.Manifest}, Salt: salt,
 		Page: page.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: campaign.SchedulerEnv(os.Getenv), WaitBusy: opts.WaitBusy,
 		OnStart: watch.start,
 		OnDone: func(r batch.TaskResult) {
@@ -252,7 +252,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	if opts.Merge != "" {
 		var err error
 		mergeGC()
-		merged, err = batch.Merge(ctx, tasks, opts.Output, opts.Merge, version)
+		merged, err = batch.Merge(ctx, tasks, opts.Output, opts.Merge, toolVersion())
 		for _, d := range merged {
 			fmt.Fprintf(human, "merged setting %s: %d shards, %d episodes, %d frames in %s\n", d.SettingID, d.Shards, d.Episodes, d.Frames, d.Dir)
 		}

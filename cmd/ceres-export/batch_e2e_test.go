@@ -123,7 +123,7 @@ func checkRecords(t *testing.T, out string, attempts int, slurm bool) map[string
 			want = campaign.StateFailed
 		}
 		if r.State != want || r.TaskID != id || r.CaseID != c.id || r.SettingID != c.setting || r.AttemptNo != attempts ||
-			r.Expectation == nil || !r.Expectation.Met || r.Fingerprint == "" || r.Tool.Version != version {
+			r.Expectation == nil || !r.Expectation.Met || r.Fingerprint == "" || r.Tool.Version != binaryVersion(t) {
 			t.Errorf("%s: record %+v", id, r)
 		}
 		if compactJSON(r.Extensions["org.ceres.test"]) != fmt.Sprintf(`{"case":%q}`, c.id) || compactJSON(r.Extensions["org.ceres.owner"]) != `"ci"` {

@@ -19,9 +19,6 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 )
 
-// version is the exporter's version, written into every export report.
-const version = "0.1.0"
-
 var exportExitStatus = exitstatus.Help("the shard was written",
 	exitstatus.JournalInvalid, exitstatus.NoEpisodes, exitstatus.SpecMismatch, exitstatus.ProfileMismatch, exitstatus.Strict, exitstatus.SizeUnsupported,
 	exitstatus.UsageError, exitstatus.Unreadable.As("the session cannot be read"),
@@ -120,7 +117,7 @@ func (o *ExportOptions) resolve() error {
 	if err := opts.Privacy.Check(opts.Salt); err != nil {
 		return err
 	}
-	opts.Version = version
+	opts.Version = toolVersion()
 	if !o.Settings.NoReport {
 		opts.Page = page.ShardPage
 	}

@@ -40,7 +40,7 @@ func (o *MergeOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Into, "into", "", "append the shards to this merged dataset (replaced atomically)")
 	f.BoolVar(&o.Replace, "replace", false, "replace an existing merged dataset at -o atomically")
 	f.BoolVar(&o.NoConcat, "no-concat", false, "keep each source video file as its own file (LeRobot's concatenate_videos=False)")
-	f.StringVar(&o.Quantiles, "quantiles", "weighted-mean", "how per-episode quantiles combine: weighted-mean (LeRobot 0.4.4) or envelope (newer LeRobot)")
+	f.StringVar(&o.Quantiles, "quantiles", "weighted-mean", "how per-episode quantiles combine: weighted-mean (what LeRobot 0.4.4 and 0.6.1 compute) or envelope (min for q<=50, max above: a conservative bound)")
 	f.StringVar(&o.Privacy, "privacy", "full", "metadata-only: require every source to be a metadata-only export, so that the dataset may leave the lab")
 	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
 }
@@ -109,14 +109,9 @@ type mergeSummary struct {
 }
 
 func runMerge(ctx context.Context, o MergeOptions, s streams) error {
-	var q shard.QuantileAggregation
-	switch o.Quantiles {
-	case "weighted-mean", "":
-		q = shard.QuantileWeightedMean
-	case "envelope":
-		q = shard.QuantileEnvelope
-	default:
-		return withCode(exitstatus.UsageError, fmt.Errorf("merge: --quantiles %q: want weighted-mean or envelope", o.Quantiles))
+	q, err := parseQuantiles(o.Quantiles)
+	if err != nil {
+		return withCode(exitstatus.UsageError, err)
 	}
 	mode, err := privacy.ParseMode(o.Privacy)
 	if err != nil {
@@ -125,7 +120,7 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 	mergeGC()
 	res, err := merge.Merge(ctx, merge.Options{
 		Sources: o.Shards, Output: o.Output, Into: o.Into, Replace: o.Replace, NoConcat: o.NoConcat,
-		Quantiles: q, Privacy: mode, Version: version, Logger: s.Logger(),
+		Quantiles: q, Privacy: mode, Version: toolVersion(), Logger: s.Logger(),
 	})
 	if err != nil {
 		return err
@@ -142,4 +137,15 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 	fmt.Fprintf(s.Out, "merged %d shards (%d added): %d episodes, %d frames, %d tasks, %d data and %d video files in %s\n",
 		sum.Sources, sum.Added, sum.Episodes, sum.Frames, sum.Tasks, sum.DataFiles, sum.VideoFiles, sum.Output)
 	return nil
+}
+
+// parseQuantiles parses --quantiles.
+func parseQuantiles(s string) (shard.QuantileAggregation, error) {
+	switch s {
+	case "weighted-mean", "":
+		return shard.QuantileWeightedMean, nil
+	case "envelope":
+		return shard.QuantileEnvelope, nil
+	}
+	return 0, fmt.Errorf("merge: --quantiles %q: want weighted-mean or envelope", s)
 }

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -124,7 +127,64 @@ func newRootCmd(s streams) *cobra.Command {
 		newMergeCmd(s),
 		newReportCmd(s),
 		newBatchCmd(s),
+		newVersionCmd(s),
 	)
+	// --version prints what the version command prints.
+	root.Version = toolVersion()
+	root.SetVersionTemplate(`{{with .Annotations}}{{.versionText}}{{end}}`)
+	root.Annotations = map[string]string{"versionText": newVersionReport().text()}
 	markRunErrors(root)
+	registerCompletions(root)
+	root.SetFlagErrorFunc(suggestFlag)
 	return root
+}
+
+// suggestFlag adds "did you mean" to an unknown flag's error, as cobra
+// does for a mistyped command: the command's flags (its own and the
+// inherited ones) within two edits of the one given, or starting with it.
+func suggestFlag(c *cobra.Command, err error) error {
+	const prefix = "unknown flag: --"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return err
+	}
+	typed := strings.TrimPrefix(msg, prefix)
+	var near []string
+	visit := func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		if editDistance(typed, f.Name) <= 2 || (len(typed) >= 3 && strings.HasPrefix(f.Name, typed)) {
+			near = append(near, "--"+f.Name)
+		}
+	}
+	c.LocalFlags().VisitAll(visit)
+	c.InheritedFlags().VisitAll(visit)
+	if len(near) == 0 {
+		return fmt.Errorf("%w\nRun '%s --help' for its flags.", err, c.CommandPath())
+	}
+	slices.Sort(near)
+	return fmt.Errorf("%w\n\nDid you mean this?\n\t%s", err, strings.Join(slices.Compact(near), "\n\t"))
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes; flag names
+// are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

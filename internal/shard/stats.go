@@ -30,11 +30,12 @@ type QuantileAggregation int
 
 const (
 	// QuantileWeightedMean takes the count-weighted mean of the episodes'
-	// quantiles, as lerobot 0.4.4 compute_stats.aggregate_feature_stats does
-	// (the version this project loads and merges with).
+	// quantiles, as LeRobot's compute_stats.aggregate_feature_stats does in
+	// 0.4.4 and 0.6.1 alike.
 	QuantileWeightedMean QuantileAggregation = iota
 	// QuantileEnvelope takes the minimum across episodes for q<=50 and the
-	// maximum for q>50, as newer LeRobot (after 0.4.4) does.
+	// maximum for q>50: a conservative bound, which no LeRobot release this
+	// project runs computes (0.4.4 and 0.6.1 take the weighted mean).
 	QuantileEnvelope
 )
 
