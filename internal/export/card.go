@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"text/template"
@@ -18,8 +17,8 @@ import (
 
 // cardDescription is the CERES part of the dataset card (README.md): where
 // the episodes came from. text/template, not html/template: the output is
-// markdown, and table cells are escaped for markdown by mdCell.
-var cardDescription = template.Must(template.New("provenance").Funcs(template.FuncMap{"cell": mdCell}).Parse(
+// markdown, and table cells are escaped for markdown by shard.MarkdownCell.
+var cardDescription = template.Must(template.New("provenance").Funcs(template.FuncMap{"cell": shard.MarkdownCell}).Parse(
 	`{{if .RunTitle}}{{cell .RunTitle}}: {{end}}CERES session {{cell .SessionID}} exported by ceres-export {{.Version}}, {{.Episodes}} episodes, {{.Frames}} frames at {{.FPS}} fps.
 {{- if .RunDescription}}
 
@@ -120,12 +119,3 @@ func writeCard(b *shard.Builder, rep *Report, p *plan.Plan, applied, recorded *t
 
 // mdSpecial are the characters that would end a table cell, start markup
 // or break a line.
-var mdSpecial = regexp.MustCompile("[\\\\`*_\\[\\]<>|#]")
-
-// mdCell escapes s for a markdown table cell or inline text: backslash
-// before markup characters (a pipe would end the cell), line breaks as
-// spaces.
-func mdCell(s string) string {
-	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
-	return mdSpecial.ReplaceAllString(s, `\$0`)
-}

@@ -13,21 +13,6 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 )
 
-func TestMDCell(t *testing.T) {
-	for in, want := range map[string]string{
-		"Pick sample":     "Pick sample",
-		"a|b":             `a\|b`,
-		"*bold* _x_ `c`":  `\*bold\* \_x\_ \` + "`" + `c\` + "`",
-		"line\nbreak\r\n": "line break ",
-		`back\slash <b>`:  `back\\slash \<b\>`,
-		"# [link](x)":     `\# \[link\](x)`,
-	} {
-		if got := mdCell(in); got != want {
-			t.Errorf("mdCell(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestCard: the dataset card names the session, the specification, the
 // profile and every attempt with its fate, and is the same bytes on a
 // second export.

@@ -444,6 +444,9 @@ func (m *merger) writeMetadata(ctx context.Context, b *shard.Builder, features [
 	if err := b.Finish(nil); err != nil {
 		return nil, err
 	}
+	if err := m.writeCard(b, report); err != nil {
+		return nil, err
+	}
 	return report, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"text/template"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
@@ -104,4 +105,15 @@ func (b *Builder) WriteCard(c Card) error {
 		return fmt.Errorf("shard: %w", err)
 	}
 	return nil
+}
+
+var markdownSpecial = regexp.MustCompile("[\\\\`*_\\[\\]<>|#]")
+
+// MarkdownCell escapes s for a markdown table cell or inline text of a
+// dataset card: backslash before markup characters (a pipe would end the
+// cell), line breaks as spaces. verify reads a cell back by dropping each
+// escaping backslash.
+func MarkdownCell(s string) string {
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+	return markdownSpecial.ReplaceAllString(s, `\$0`)
 }

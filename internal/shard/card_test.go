@@ -29,3 +29,18 @@ func TestWriteCardNeedsFinish(t *testing.T) {
 		t.Error("a card written before Finish")
 	}
 }
+
+func TestMarkdownCell(t *testing.T) {
+	for in, want := range map[string]string{
+		"Pick sample":     "Pick sample",
+		"a|b":             `a\|b`,
+		"*bold* _x_ `c`":  `\*bold\* \_x\_ \` + "`" + `c\` + "`",
+		"line\nbreak\r\n": "line break ",
+		`back\slash <b>`:  `back\\slash \<b\>`,
+		"# [link](x)":     `\# \[link\](x)`,
+	} {
+		if got := MarkdownCell(in); got != want {
+			t.Errorf("MarkdownCell(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package merge
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"text/template"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
+)
+
+// cardDescription is the CERES part of a merged dataset's card (README.md):
+// what it was made of. Merged datasets are what people train on and upload,
+// so the card says on the Hub what the merge report says in JSON. Every
+// string a user wrote reaches it through shard.MarkdownCell, and only
+// strings the dataset already holds in its metadata do (a metadata-only
+// merge's source names, session ids and task strings are already public).
+// verify reads the tables back (checkMergedCard).
+var cardDescription = template.Must(template.New("merged").Funcs(template.FuncMap{"cell": shard.MarkdownCell}).Parse(
+	`CERES dataset merged by ceres-export {{.Version}} from {{len .Sources}} shards of {{.Sessions}} sessions: {{.Episodes}} episodes, {{.Frames}} frames at {{.FPS}} fps, {{len .Tasks}} tasks.
+
+### CERES provenance
+
+Sources in episode order ([{{.ReportPath}}]({{.ReportPath}}) has each one's export report hash and content fingerprint):
+
+| source | session | episodes | frames | campaign task | merge run |
+| --- | --- | --- | --- | --- | --- |
+{{range .Sources}}| {{cell .Name}} | {{cell .SessionID}} | {{.FirstEpisode}}-{{.LastEpisode}} | {{.Frames}} | {{cell .CampaignTaskID}} | {{.Run}} |
+{{end}}
+Task specifications (canonical JSON, named by SHA-256):
+
+| sha256 | file |
+| --- | --- |
+{{range .Specs}}| ` + "`{{.Hash}}`" + ` | [{{.Path}}]({{.Path}}) |
+{{end}}
+Tasks:
+
+| task_index | task | episodes |
+| --- | --- | --- |
+{{range .Tasks}}| {{.Index}} | {{cell .Text}} | {{.Episodes}} |
+{{end}}
+Merge runs:
+
+| run | ceres-export | shards added | quantiles |
+| --- | --- | --- | --- |
+{{range .Runs}}| {{.Index}} | {{cell .Version}} | {{.Added}} | {{.Quantiles}} |
+{{end}}{{if .MetadataOnly}}
+A metadata-only dataset ({{.PrivacyPath}}): every source is a metadata-only export; no video, no instructions, salted session ids.
+{{end}}
+Every episode carries its source and attempt in {{.EpisodesDir}} (` + "`{{.CeresPrefix}}*`" + ` columns).`))
+
+type cardSource struct {
+	SourceReport
+	LastEpisode int64
+}
+
+type cardTask struct {
+	Index    int
+	Text     string
+	Episodes int
+}
+
+type cardRun struct {
+	Index, Added       int
+	Version, Quantiles string
+}
+
+type cardSpec struct{ Hash, Path string }
+
+// writeCard writes the merged dataset's card after b.Finish.
+func (m *merger) writeCard(b *shard.Builder, report *Report) error {
+	private := m.sources[0].private
+	var sources []cardSource
+	sessions := map[string]bool{}
+	for _, s := range report.Sources {
+		sources = append(sources, cardSource{s, s.FirstEpisode + s.Episodes - 1})
+		sessions[s.SessionID] = true
+	}
+	hashes := map[string]bool{}
+	for _, s := range m.sources {
+		for h := range s.specs {
+			hashes[h] = true
+		}
+	}
+	var specs []cardSpec
+	for _, h := range slices.Sorted(maps.Keys(hashes)) {
+		p := layout.SpecPath(h)
+		if private {
+			p = layout.RedactedSpecPath(h)
+		}
+		specs = append(specs, cardSpec{h, p})
+	}
+	perTask := map[string]int{}
+	for _, s := range m.sources {
+		for _, e := range s.episodes {
+			perTask[e.Tasks[0]]++
+		}
+	}
+	var tasks []cardTask
+	for i, t := range b.Tasks() {
+		tasks = append(tasks, cardTask{i, t, perTask[t]})
+	}
+	var runs []cardRun
+	for i, r := range report.Runs {
+		runs = append(runs, cardRun{Index: i, Added: len(r.Sources), Version: r.Version, Quantiles: r.Options.Quantiles})
+	}
+	var buf bytes.Buffer
+	err := cardDescription.Execute(&buf, map[string]any{
+		"Version": m.opts.Version, "Sources": sources, "Sessions": len(sessions),
+		"Episodes": report.Episodes, "Frames": report.Frames, "FPS": m.sources[0].fps,
+		"ReportPath": layout.MergeReportPath, "Specs": specs, "Tasks": tasks, "Runs": runs,
+		"MetadataOnly": private, "PrivacyPath": layout.PrivacyMarkerPath,
+		"EpisodesDir": layout.EpisodesDir, "CeresPrefix": layout.CeresPrefix,
+	})
+	if err != nil {
+		return fmt.Errorf("merge: dataset card: %w", err)
+	}
+	tags := []string{"CERES"}
+	if r := robotString(m.sources[0].robotType); r != "" {
+		tags = append(tags, r)
+	}
+	return b.WriteCard(shard.Card{Tags: tags, Description: buf.String()})
+}
