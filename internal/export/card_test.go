@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,11 @@ func TestCard(t *testing.T) {
 		rep, err := Export(context.Background(), session, d, Options{Profile: profile.Synth()})
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The shipped profile leaves the session's debug fields out.
+		if want := []string{"observation.state", "action"}; !slices.Equal(rep.Features[:min(2, len(rep.Features))], want) ||
+			slices.Contains(rep.Features, "observation.gripper.counter") || slices.Contains(rep.Features, "observation.gripper.mode") {
+			t.Errorf("features %q: want %q first, and no gripper counter or mode", rep.Features, want)
 		}
 		b, err := os.ReadFile(filepath.Join(d, layout.CardPath))
 		if err != nil {

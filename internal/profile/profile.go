@@ -33,7 +33,11 @@ type Profile struct {
 	// Features are written in this order, before the default features of
 	// the sensor fields no feature names.
 	Features []Feature `json:"features,omitempty"`
-	// Drop lists streams (sensor or camera) that reach no feature.
+	// Drop lists streams (sensor or camera) that reach no feature, and
+	// sensor fields ("stream.field", the stream's id then its field's name)
+	// that get no default feature: a debug counter a policy must not take
+	// for a state input. Resolve tells the two apart by the session: an
+	// entry that is a stream id is the stream.
 	Drop []string `json:"drop,omitempty"`
 	// Cameras give camera streams their LeRobot key
 	// observation.images.<name>; a camera not listed keeps its stream id.
@@ -197,7 +201,7 @@ func (p *Profile) Validate() error {
 			return pathErr(fmt.Sprintf("drop[%d]", i), "is empty")
 		}
 		if dropped[s] {
-			return pathErr(fmt.Sprintf("drop[%d]", i), "stream %q is listed twice", s)
+			return pathErr(fmt.Sprintf("drop[%d]", i), "%q is listed twice", s)
 		}
 		dropped[s] = true
 	}

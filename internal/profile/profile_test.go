@@ -2,6 +2,7 @@ package profile
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,6 +175,22 @@ cameras:
 	if len(r.Cameras) != 1 || r.Cameras[0] != (ResolvedCamera{Stream: "front", Key: "observation.images.top"}) {
 		t.Errorf("cameras %+v", r.Cameras)
 	}
+	// A dropped field gets no default feature; the rest of its stream keeps
+	// theirs.
+	p, err = Parse("p.yaml", []byte(header+"drop: [gripper.closed, imu.accel]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = Resolve(p, testSession()); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, f := range r.Features {
+		got = append(got, f.Name)
+	}
+	if want := []string{"observation.imu.gyro", "observation.gripper.force"}; !slices.Equal(got, want) {
+		t.Errorf("with two fields dropped, features %q, want %q", got, want)
+	}
 	// The empty profile: every field its own feature, every camera kept.
 	r, err = Resolve(nil, testSession())
 	if err != nil {
@@ -195,6 +212,9 @@ func TestResolveErrors(t *testing.T) {
 		{"names count", "features:\n  - {name: a, fields: [{stream: imu, field: accel}], names: [x, y]}\n", "features[0].names", "2 names for the 3 dimensions"},
 		{"default clash", "features:\n  - {name: observation.imu.gyro, fields: [{stream: imu, field: accel}]}\n", "features[0].name", "also the default feature"},
 		{"drop unknown", "drop: [lidar]\n", "drop[0]", `no stream "lidar"`},
+		{"drop unknown field", "drop: [imu.mag]\n", "drop[0]", `stream "imu" has no field "mag"`},
+		{"drop a camera's field", "drop: [front.q]\n", "drop[0]", `stream "front" has no field "q"`},
+		{"take a dropped field", "features:\n  - {name: a, fields: [{stream: imu, field: gyro}]}\ndrop: [imu.gyro]\n", "features[0].fields[0]", "imu.gyro is dropped (drop: imu.gyro)"},
 		{"camera unknown", "cameras:\n  - {stream: imu, name: x}\n", "cameras[0].stream", "no camera stream \"imu\" in the session (have front, wrist)"},
 	}
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -79,14 +80,29 @@ func Resolve(p *Profile, session journal.Session) (*Resolved, error) {
 	for i, s := range session.Streams {
 		streamIdx[s.ID] = i
 	}
-	dropped := map[string]bool{}
-	for i, id := range p.Drop {
-		if _, ok := streamIdx[id]; !ok {
-			return nil, fail(fmt.Sprintf("drop[%d]", i), "no stream %q in the session (have %s)", id, streamList(session, ""))
-		}
-		dropped[id] = true
-	}
 	type fieldKey struct{ stream, field int }
+	dropped := map[string]bool{}
+	droppedField := map[fieldKey]string{} // the drop entry
+	for i, id := range p.Drop {
+		if _, ok := streamIdx[id]; ok {
+			dropped[id] = true
+			continue
+		}
+		// stream.field: the stream id may itself hold dots, the field is
+		// what follows the last one.
+		at := fmt.Sprintf("drop[%d]", i)
+		cut := strings.LastIndexByte(id, '.')
+		si, ok := streamIdx[id[:max(cut, 0)]]
+		if cut < 0 || !ok {
+			return nil, fail(at, "no stream %q in the session, nor a stream.field (have %s)", id, streamList(session, ""))
+		}
+		s := session.Streams[si]
+		fi := slices.IndexFunc(s.Fields, func(f journal.Field) bool { return f.Name == id[cut+1:] })
+		if s.Kind != journal.KindSensor || fi < 0 {
+			return nil, fail(at, "stream %q has no field %q", s.ID, id[cut+1:])
+		}
+		droppedField[fieldKey{si, fi}] = id
+	}
 	usedBy := map[fieldKey][]string{} // per element, the feature it feeds
 	out := &Resolved{}
 	byName := map[string]int{}
@@ -125,6 +141,9 @@ func Resolve(p *Profile, session journal.Session) (*Resolved, error) {
 				part.From, part.To = r.Slice[0], r.Slice[1]
 			}
 			key := fieldKey{si, fi}
+			if d, ok := droppedField[key]; ok {
+				return nil, fail(at, "%s.%s is dropped (drop: %s)", s.ID, fld.Name, d)
+			}
 			used := usedBy[key]
 			if used == nil {
 				used = make([]string, n)
@@ -164,7 +183,7 @@ func Resolve(p *Profile, session journal.Session) (*Resolved, error) {
 			continue
 		}
 		for fi, fld := range s.Fields {
-			if usedBy[fieldKey{si, fi}] != nil {
+			if usedBy[fieldKey{si, fi}] != nil || droppedField[fieldKey{si, fi}] != "" {
 				continue
 			}
 			name := DefaultFeatureName(s.ID, fld.Name)
