@@ -63,9 +63,9 @@ check:
 demo: build
 	rm -rf $(DEMO_DIR)
 	$(BIN) spec check taskspec/testdata/example.json
-	$(BIN) synth -o $(DEMO_DIR)/session --seed 1 --cameras 2
+	$(BIN) synth -o $(DEMO_DIR)/session --seed 1 --cameras 2 --motion arm
 	$(BIN) journal inspect $(DEMO_DIR)/session
-	$(BIN) export $(DEMO_DIR)/session -o $(DEMO_DIR)/shard --profile profiles/synth.yaml
+	$(BIN) export $(DEMO_DIR)/session -o $(DEMO_DIR)/shard --profile profiles/synth-arm.yaml
 	$(BIN) verify $(DEMO_DIR)/shard --journal $(DEMO_DIR)/session
 	@echo "demo shard: $(abspath $(DEMO_DIR)/shard)"
 

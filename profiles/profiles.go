@@ -14,5 +14,14 @@ const SynthPath = "profiles/synth.yaml"
 //go:embed synth.yaml
 var synthYAML []byte
 
+// SynthArmPath is the profile of synth --motion arm sessions (make demo).
+const SynthArmPath = "profiles/synth-arm.yaml"
+
+//go:embed synth-arm.yaml
+var synthArmYAML []byte
+
+// SynthArmYAML returns the bytes of profiles/synth-arm.yaml.
+func SynthArmYAML() []byte { return append([]byte(nil), synthArmYAML...) }
+
 // SynthYAML returns the bytes of profiles/synth.yaml.
 func SynthYAML() []byte { return append([]byte(nil), synthYAML...) }

@@ -15,4 +15,7 @@ func TestShippedProfiles(t *testing.T) {
 	if string(b) != string(SynthYAML()) {
 		t.Error("embedded bytes differ from synth.yaml")
 	}
+	if b, err = os.ReadFile("synth-arm.yaml"); err != nil || string(b) != string(SynthArmYAML()) {
+		t.Errorf("embedded bytes differ from synth-arm.yaml (%v)", err)
+	}
 }

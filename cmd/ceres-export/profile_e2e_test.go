@@ -88,3 +88,51 @@ func TestE2EProfile(t *testing.T) {
 		t.Errorf("--map clashing with the profile: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestE2EArmSession is make demo's path: an arm session exported with the
+// shipped arm profile is sound against its journal, its state and action
+// are the arm's six joints named as SO-101's, and nothing of the index-coded
+// mode's debug fields reaches it.
+func TestE2EArmSession(t *testing.T) {
+	session := synthSession(t, "--seed", "6", "--cameras", "1", "--motion", "arm", "--height", "64", "--width", "64")
+	dest := filepath.Join(t.TempDir(), "shard")
+	prof, err := filepath.Abs("../../profiles/synth-arm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "export", session, "-o", dest, "--vcodec", "h264", "-q", "--profile", prof)
+	if out := mustRun(t, "verify", dest, "--journal", session); !strings.Contains(out, "sound: 0 errors, 0 warnings") {
+		t.Fatalf("verify: %s", out)
+	}
+	b, err := os.ReadFile(filepath.Join(dest, filepath.FromSlash(layout.InfoPath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info struct {
+		RobotType string `json:"robot_type"`
+		Features  map[string]struct {
+			Shape []int    `json:"shape"`
+			Names []string `json:"names"`
+		} `json:"features"`
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		t.Fatal(err)
+	}
+	joints := []string{"shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"}
+	for _, k := range []string{"observation.state", "action"} {
+		if f := info.Features[k]; !slices.Equal(f.Names, joints) || !slices.Equal(f.Shape, []int{6}) {
+			t.Errorf("%s: shape %v names %v, want the six joints", k, f.Shape, f.Names)
+		}
+	}
+	for k := range info.Features {
+		if strings.Contains(k, "counter") || strings.Contains(k, "mode") {
+			t.Errorf("feature %s: a debug field reached the dataset", k)
+		}
+	}
+	if info.RobotType != "synthetic-arm" {
+		t.Errorf("robot_type %q", info.RobotType)
+	}
+	if _, _, code := run(t, "synth", "-o", filepath.Join(t.TempDir(), "s"), "--motion", "walk"); code != exitUsage {
+		t.Errorf("synth --motion walk: exit %d, want a usage error", code)
+	}
+}

@@ -18,6 +18,7 @@ type synthOptions struct {
 	out      string
 	specFile string
 	codec    string
+	motion   string
 	faults   []string
 	json     bool
 	synth.Options
@@ -54,6 +55,7 @@ sensor values the index of their sample. Deterministic for a given seed.` +
 	f.IntVar(&opts.CameraFPS, "camera-fps", 30, "nominal camera rate")
 	f.IntVar(&opts.CameraFiles, "camera-files", 1, "files per camera (as after recorder restarts)")
 	f.BoolVar(&opts.NoRetries, "no-retries", false, "record no retries")
+	f.StringVar(&opts.motion, "motion", "index", "sensor values: index (each codes its sample's index, for exactness tests) or arm (a six-joint arm following commanded targets, its gripper, an IMU on its wrist; what kinematic checkers pass)")
 	f.BoolVar(&opts.AllDtypes, "all-dtypes", false, "add a sensor stream \"probe\" with int64 and int32, uint8, bool, float64 vector fields")
 	f.StringSliceVar(&opts.faults, "fault", nil, "inject faults: crash, cut-camera, corrupt")
 	f.Int64Var(&opts.SegmentSize, "segment-size", 0, "journal segment size in bytes (default 64 MiB)")
@@ -63,6 +65,10 @@ sensor values the index of their sample. Deterministic for a given seed.` +
 }
 
 func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
+	var err error
+	if opts.Motion, err = session.ParseMotion(opts.motion); err != nil {
+		return withCode(exitstatus.UsageError, err)
+	}
 	switch opts.codec {
 	case "vp8", "vp9", "h264":
 		opts.CameraCodec = session.Codec(opts.codec)

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -62,6 +63,15 @@ func WithMappings(p *Profile, mappings []Feature) (*Profile, error) {
 		out.Features = append([]Feature(nil), p.Features...)
 	}
 	out.Features = append(out.Features, mappings...)
+	// A field the profile drops (stream.field) and a mapping takes is the
+	// mapping's: the command line is the more specific of the two.
+	mapped := map[string]bool{}
+	for _, m := range mappings {
+		for _, r := range m.Fields {
+			mapped[r.Stream+"."+r.Field] = true
+		}
+	}
+	out.Drop = slices.DeleteFunc(slices.Clone(out.Drop), func(d string) bool { return mapped[d] })
 	if err := out.Validate(); err != nil {
 		return nil, err
 	}

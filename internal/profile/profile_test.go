@@ -281,3 +281,27 @@ func FuzzParse(f *testing.F) {
 		_, _ = Resolve(p, testSession())
 	})
 }
+
+// --map takes a field the profile drops: the command line is the more
+// specific, so the field leaves drop and feeds the mapped feature.
+func TestMappingTakesADroppedField(t *testing.T) {
+	t.Parallel()
+	p, err := Parse("p.yaml", []byte(header+"drop: [wrist, gripper.closed]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseMapping("observation.grip=gripper.closed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := WithMappings(p, []Feature{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(q.Drop, []string{"wrist"}) || !slices.Equal(p.Drop, []string{"wrist", "gripper.closed"}) {
+		t.Errorf("drop %q (the profile's still %q), want [wrist]", q.Drop, p.Drop)
+	}
+	if _, err := Resolve(q, testSession()); err != nil {
+		t.Error(err)
+	}
+}

@@ -10,3 +10,13 @@ func Synth() *Profile {
 	}
 	return p
 }
+
+// SynthArm is the shipped profile of synth --motion arm sessions
+// (profiles/synth-arm.yaml).
+func SynthArm() *Profile {
+	p, err := Parse(profiles.SynthArmPath, profiles.SynthArmYAML())
+	if err != nil {
+		panic(err) // TestShippedProfiles parses it
+	}
+	return p
+}

@@ -126,6 +126,9 @@ func writeJournal(dir string, session journal.Session, spec *taskspec.Spec, spec
 	slices.SortStableFunc(media, func(a, b journal.Media) int { return int(a.T - b.T) })
 
 	gens := sensorGens(session, opts.Seed)
+	if opts.Motion == MotionArm {
+		gens = armGens(session, opts.Seed)
+	}
 	var batch sampleBatch
 	events := tl.events
 	for w0 := int64(0); w0 <= tl.end; w0 += batchWindow {

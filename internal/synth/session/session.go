@@ -117,6 +117,9 @@ type Options struct {
 	// SegmentSize is the journal's segment rolling size; 0 means the writer's
 	// default.
 	SegmentSize int64
+	// Motion is what the sensor values are: MotionIndex ("", the default)
+	// codes them with their sample's index, MotionArm moves an arm.
+	Motion Motion
 	// AllDtypes adds a sensor stream "probe" with a field of every journal
 	// dtype the others lack (int64, and vectors of int32, uint8, bool and
 	// float64), so that conformance checks cover every dtype an export holds.
@@ -255,6 +258,7 @@ func sessionRecord(opts Options) journal.Session {
 	if w == 0 || h == 0 {
 		w, h = 320, 240
 	}
+	robot := "phone-demonstrator"
 	streams := []journal.Stream{
 		{ID: imuStream, Kind: journal.KindSensor, RateHz: 100, Fields: []journal.Field{
 			{Name: "accel", Dtype: journal.DtypeFloat32, Shape: []int{3}, Names: []string{"x", "y", "z"}, Unit: "m/s^2"},
@@ -266,6 +270,9 @@ func sessionRecord(opts Options) journal.Session {
 			{Name: "force", Dtype: journal.DtypeFloat64, Unit: "N"},
 			{Name: "mode", Dtype: journal.DtypeUint8},
 		}},
+	}
+	if opts.Motion == MotionArm {
+		streams, robot = armStreams(), "synthetic-arm"
 	}
 	if opts.AllDtypes {
 		streams = append(streams, journal.Stream{ID: probeStream, Kind: journal.KindSensor, RateHz: 30, Fields: []journal.Field{
@@ -286,7 +293,7 @@ func sessionRecord(opts Options) journal.Session {
 		Version:   1,
 		SessionID: fmt.Sprintf("synth-%d", opts.Seed),
 		StartedAt: "2026-11-29T10:00:00Z",
-		RobotType: "phone-demonstrator",
+		RobotType: robot,
 		Recorder:  &journal.Recorder{Name: "ceres-export synth", Version: "1"},
 		Streams:   streams,
 	}
