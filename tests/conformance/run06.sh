@@ -10,7 +10,13 @@
 #      dataset its own writer made, for AV1 and for H.264 (merge06.py);
 #   4. run lerobot-edit-dataset on a shard (edit06.py);
 #   5. pass lerobot-doctor --ci on every shard (doctor.py), among them an
-#      export with the shipped profile (profiles/synth.yaml), where it exists.
+#      export with the shipped profile (profiles/synth.yaml), where it exists;
+#   6. find no error with lerobot-lint in make demo's dataset (an arm
+#      session, profiles/synth-arm.yaml);
+#   7. take ceres-export merge's dataset of two arm exports as its own
+#      aggregate_datasets makes it (merge_check.py: every item, stats.json to
+#      1e-9), and train ACT on it from scratch with lerobot-train: a few
+#      steps, checkpoints, and --resume continuing from the last one.
 # Where no Python >= 3.12 exists it says so and exits 0 (0.4.4 ran alone).
 #
 # Usage: run06.sh WORK EXPORTER [--merge A,B ...] SHARD=EXPECT.json ...
@@ -115,6 +121,55 @@ all+=("$work/dtypes-av1-32" "$work/dtypes-h264-32")
 "$py" "$here/doctor.py" --doctor "$(dirname "$py")/lerobot-doctor" --findings "$here/FINDINGS.md" "${all[@]}" 2>&1 |
 	tee "$work/doctor.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || fail "lerobot-doctor (see $work/doctor.log)"
+
+echo "== conformance 0.6: lerobot-lint on make demo's dataset"
+if make -C "$root" --no-print-directory demo DEMO_DIR="$work/demo" BIN="$bin" >"$work/demo.log" 2>&1; then
+	"$(dirname "$py")/lelint" check "$work/demo/shard" --json "$work/lint.json" >"$work/lint.log" 2>&1
+	lint_rc=$?
+	summary=$("$py" -c 'import json, sys; s = json.load(open(sys.argv[1]))["summary"]; print(s["errors"], s["warnings"], s["info"])' "$work/lint.json" 2>/dev/null)
+	read -r errors warnings infos <<<"${summary:-? ? ?}"
+	if [ "$lint_rc" -ge 2 ] || [ "$errors" != 0 ]; then
+		fail "lerobot-lint on make demo's dataset: exit $lint_rc, $errors errors (see $work/lint.log)"
+	else
+		echo "ok   lerobot-lint $("$py" -c 'import importlib.metadata as m; print(m.version("lerobot-lint"))'): $errors errors, $warnings warnings, $infos info (exit $lint_rc)"
+	fi
+else
+	fail "make demo (see $work/demo.log)"
+fi
+
+echo "== conformance 0.6: merge of two arm exports against aggregate_datasets, then lerobot-train"
+arm=()
+for seed in 41 42; do
+	name="arm-$seed"
+	if "$bin" synth -o "$work/$name-session" --seed $seed --time-scale 0.2 --width 160 --height 120 --cameras 1 --motion arm >"$work/$name.log" 2>&1 &&
+		"$bin" export "$work/$name-session" -o "$work/$name" --profile "$root/profiles/synth-arm.yaml" -q >>"$work/$name.log" 2>&1; then
+		arm+=("$work/$name")
+	else
+		fail "export $name (see $work/$name.log)"
+	fi
+done
+train="$work/train"
+if [ ${#arm[@]} -eq 2 ] && "$bin" merge "${arm[@]}" -o "$work/arm-merged" >"$work/arm-merge.log" 2>&1; then
+	"$py" "$here/merge_check.py" --merged "$work/arm-merged" --workdir "$work/arm-merge-check" "${arm[@]}" 2>&1 |
+		tee "$work/arm-merge-check.log" | quiet | grep -E '^(ok   merge|FAIL|merge-check summary)'
+	grep -q '^merge-check summary: .*: PASS$' "$work/arm-merge-check.log" ||
+		fail "0.6 aggregate_datasets against our merge (see $work/arm-merge-check.log)"
+	# ACT from scratch (no pretrained backbone: the run is offline), on CPU.
+	lt="$(dirname "$py")/lerobot-train"
+	if "$lt" --dataset.repo_id=local/arm-merged --dataset.root="$work/arm-merged" --policy.type=act --policy.device=cpu \
+		--policy.push_to_hub=false --policy.pretrained_backbone_weights=null --steps=4 --batch_size=2 --save_freq=2 \
+		--log_freq=1 --num_workers=0 --wandb.enable=false --output_dir="$train" >"$work/train.log" 2>&1 &&
+		[ -d "$train/checkpoints/000004/pretrained_model" ] &&
+		"$lt" --config_path="$train/checkpoints/last/pretrained_model/train_config.json" --resume=true --steps=6 \
+			>"$work/train-resume.log" 2>&1 &&
+		[ -d "$train/checkpoints/000006/pretrained_model" ] && grep -q 'step:5 ' "$work/train-resume.log"; then
+		echo "ok   lerobot-train: ACT, 4 steps from scratch on the merged dataset, checkpoints $(ls "$train/checkpoints" | grep -v last | tr '\n' ' ')after --resume to step 6; $(grep -o 'step:4 .*loss:[0-9.]*' "$work/train.log" | head -1 | grep -o 'loss:[0-9.]*' | head -1) at step 4"
+	else
+		fail "lerobot-train on the merged arm dataset (see $work/train.log, $work/train-resume.log)"
+	fi
+else
+	fail "merge of the arm exports (see $work/arm-merge.log)"
+fi
 
 secs=$(($(date +%s) - t_start))
 if [ ${#failures[@]} -eq 0 ]; then
