@@ -33,6 +33,11 @@
 //	            values and, for synthetic sessions, the video frames against
 //	            the session
 //
+// A dataset without an export or merge report is a LeRobot dataset another
+// program wrote (LeRobot's edit tool drops ceres/): its LeRobot parts are
+// checked, the CERES ones are not asked for (Result.Foreign). A finding
+// about a file another program wrote names it (Finding.Writer).
+//
 // Every problem is a Finding with a stable Code ("data.index-gap"), so that CI
 // can tell one from another. A code's prefix names what it is about: layout,
 // info (meta/info.json), data, episodes (meta/episodes), tasks, stats, video,
@@ -50,6 +55,9 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 )
 
@@ -121,6 +129,12 @@ type Finding struct {
 	// Message says exactly what is wrong: what was found and what was
 	// expected.
 	Message string `json:"message"`
+	// Writer names the program that wrote File when it is not
+	// ceres-export (a Parquet file's created_by, such as LeRobot's
+	// pyarrow after lerobot-edit-dataset), so that a user knows the
+	// finding is not the exporter's to fix; "" for our files and for
+	// findings about no file.
+	Writer string `json:"writer,omitempty"`
 }
 
 // String formats the finding as one line: "file episode 3 row 120: code: message".
@@ -138,7 +152,11 @@ func (f Finding) String() string {
 	if f.Frame != nil {
 		loc += fmt.Sprintf(" frame %d", *f.Frame)
 	}
-	return fmt.Sprintf("%s: %s %s: %s", loc, f.Severity, f.Code, f.Message)
+	s := fmt.Sprintf("%s: %s %s: %s", loc, f.Severity, f.Code, f.Message)
+	if f.Writer != "" {
+		s += " [written by " + f.Writer + ", not ceres-export]"
+	}
+	return s
 }
 
 // Result is what Shard found.
@@ -151,6 +169,11 @@ type Result struct {
 	Checks []string `json:"checks"`
 	// Findings in the order the checks found them.
 	Findings []Finding `json:"findings"`
+	// Foreign: a LeRobot dataset ceres-export did not write (neither an
+	// export report nor a merge report): its LeRobot structure, data,
+	// metadata, statistics and video are checked, CERES provenance is not
+	// asked for.
+	Foreign bool `json:"foreign,omitempty"`
 }
 
 // Count returns the number of findings of severity sev.
@@ -198,10 +221,15 @@ func Shard(ctx context.Context, dir string, opts Options) (*Result, error) {
 	c := &checker{ctx: ctx, dir: dir, opts: opts, res: &Result{Dir: dir}, counts: map[string]int{}}
 	c.ceresColumns, c.nullCeres = ceresColumnTypes(false)
 	c.sourceColumns, _ = ceresColumnTypes(true)
+	c.res.Foreign = !exists(filepath.Join(dir, layout.ExportReportPath)) && !exists(filepath.Join(dir, mergeReportPath))
+	if c.res.Foreign {
+		c.ceresColumns = map[string]arrow.DataType{}
+	}
 	if err := c.run(); err != nil {
 		return nil, err
 	}
 	c.flushCounts()
+	c.attributeWriters()
 	c.res.Sound = c.res.Count(SeverityError) == 0
 	if c.res.Findings == nil {
 		c.res.Findings = []Finding{}
@@ -223,10 +251,13 @@ func (c *checker) run() error {
 		{CheckMetadata, false, c.checkMetadata},
 		{CheckStats, false, c.checkStats},
 		{CheckVideo, c.opts.Quick, c.checkVideo},
-		{CheckProvenance, false, c.checkProvenance},
-		{CheckDescriptors, false, c.checkDescriptors},
+		{CheckProvenance, c.res.Foreign, c.checkProvenance},
+		{CheckDescriptors, c.res.Foreign, c.checkDescriptors},
 		{CheckPrivacy, c.opts.Privacy != privacy.MetadataOnly, c.checkPrivacy},
 		{CheckJournal, c.opts.Journal == "", c.checkJournal},
+	}
+	if c.res.Foreign {
+		c.notef("foreign.dataset", "", loc{}, "a LeRobot dataset ceres-export did not write (no %s or %s): its structure, data, metadata, statistics and video are checked, CERES provenance is not asked for", layout.ExportReportPath, mergeReportPath)
 	}
 	for _, g := range groups {
 		if g.skip {
