@@ -41,7 +41,7 @@ var flagKinds = map[string]string{
 	"export --video-size": argValue,
 	"merge --into":        argDir, "merge --output": argOutput, "merge --privacy": argValue, "merge --quantiles": argValue,
 	"report --output": argOutput, "report --shard": argDir,
-	"synth --camera-codec": argValue, "synth --fault": argValue, "synth --output": argOutput, "synth --spec": argFile,
+	"synth --camera-codec": argValue, "synth --fault": argValue, "synth --motion": argValue, "synth --output": argOutput, "synth --spec": argFile,
 	"verify --journal": argDir, "verify --privacy": argValue, "verify --salt": argValue, "verify --task-spec": argFile,
 }
 
@@ -49,7 +49,7 @@ var positionalKinds = map[string][]string{
 	"batch": {argFile}, "batch kubernetes": {argFile}, "batch plan": {argFile}, "batch slurm": {argFile}, "batch status": {argDir},
 	"export": {argDir}, "journal inspect": {argDir}, "merge": {argDir}, "report": {argDir},
 	"spec canon": {argFile}, "spec check": {argFile}, "spec hash": {argFile}, "verify": {argDir},
-	"synth": nil, "spec": nil,
+	"synth": nil, "spec": nil, "version": nil,
 }
 
 // fifoFixture is one of each input the tool reads, made once.

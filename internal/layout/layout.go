@@ -271,7 +271,16 @@ type CeresEpisode struct {
 	// Source says where an episode of a merged dataset came from (nil in
 	// an exported shard).
 	Source *EpisodeSource
+	// Foreign marks an episode of a merged dataset that came from a
+	// LeRobot dataset CERES did not record (a foreign merge source): it
+	// has no session, task, attempt or specification, so every ceres/*
+	// column but the ceres/source/* ones is null, and so is
+	// ceres/source/export_report_sha256 (ForeignNull).
+	Foreign bool
 }
+
+// ForeignNull says whether column c is null in a foreign episode.
+func (c EpisodeColumn) ForeignNull() bool { return !c.Merged || c.Name == ColSourceReportSHA256 }
 
 // EpisodeSource is the provenance of one episode of a merged dataset: the
 // ceres/source/* columns of meta/episodes.
@@ -365,7 +374,7 @@ var EpisodeColumns = []EpisodeColumn{
 // null (a nil pointer of a Null column, or a Merged column of an episode
 // without Source).
 func (c EpisodeColumn) Get(e *CeresEpisode) any {
-	if c.Merged && e.Source == nil {
+	if c.Merged && e.Source == nil || e.Foreign && c.ForeignNull() {
 		return nil
 	}
 	switch p := c.Field(e).(type) {

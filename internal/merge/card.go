@@ -56,6 +56,10 @@ type cardSource struct {
 	LastEpisode int64
 }
 
+// foreignSession is the session cell of a foreign source: it has none, and
+// the cell names its writer instead (verify's checkMergedCard reads it so).
+const foreignSession = "foreign: "
+
 type cardTask struct {
 	Index    int
 	Text     string
@@ -75,8 +79,13 @@ func (m *merger) writeCard(b *shard.Builder, report *Report) error {
 	var sources []cardSource
 	sessions := map[string]bool{}
 	for _, s := range report.Sources {
-		sources = append(sources, cardSource{s, s.FirstEpisode + s.Episodes - 1})
-		sessions[s.SessionID] = true
+		cs := cardSource{s, s.FirstEpisode + s.Episodes - 1}
+		if s.Foreign != nil {
+			cs.SessionID = foreignSession + s.Foreign.Writer
+		} else {
+			sessions[s.SessionID] = true
+		}
+		sources = append(sources, cs)
 	}
 	hashes := map[string]bool{}
 	for _, s := range m.sources {

@@ -242,7 +242,9 @@ func checkDuplicates(sources []*source) error {
 	for _, s := range sources {
 		if s.isMerged() {
 			for _, r := range s.merged.Sources {
-				seenReport[r.ExportReportSHA256] = fmt.Sprintf("%s (already in %s)", r.Name, s.dir)
+				if r.Foreign == nil {
+					seenReport[r.ExportReportSHA256] = fmt.Sprintf("%s (already in %s)", r.Name, s.dir)
+				}
 			}
 			continue
 		}
@@ -252,6 +254,9 @@ func checkDuplicates(sources []*source) error {
 			}
 		}
 		seenDirs = append(seenDirs, s)
+		if s.foreign != nil {
+			continue // no export report to tell it by; its directory is checked above
+		}
 		if prev, ok := seenReport[s.reportSHA]; ok {
 			return fmt.Errorf("%w: shard %s is the same shard as %s (identical %s)", ErrUsage, s.dir, prev, layout.ExportReportPath)
 		}
@@ -494,6 +499,7 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 		}
 	}
 	episodeRows := b.NewRows(int(maxLen))
+	redacted := map[string]bool{}
 	var episodes, frames int64
 	for si, s := range m.sources {
 		srcIndex := int64(m.reportIndex[si])
@@ -531,6 +537,12 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 		for h, spec := range s.specs {
 			var err error
 			if s.private {
+				// Several sources store the same redacted copy: written once
+				// (a staging file is only ever created).
+				if redacted[h] {
+					continue
+				}
+				redacted[h] = true
 				err = b.WriteCeresFile(layout.RedactedSpecPath(h), spec)
 			} else {
 				err = b.WriteSpec(h, spec)
@@ -562,7 +574,8 @@ func (m *merger) writeSource(ctx context.Context, b *shard.Builder, si int, s *s
 		if err := rows.Read(ctx, &e.Episode, episodeRows); err != nil {
 			return err
 		}
-		meta := shard.EpisodeMeta{Task: e.Tasks[0], Videos: map[string]shard.VideoSegment{}, Ceres: e.Ceres}
+		meta := shard.EpisodeMeta{Task: e.Tasks[0], Videos: map[string]shard.VideoSegment{}, Ceres: e.Ceres, Stats: e.stats}
+		meta.Ceres.Foreign = meta.Ceres.Foreign || s.foreign != nil
 		for _, p := range plans {
 			seg, err := p.segment(si, e, s.fps)
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
@@ -51,6 +52,31 @@ type SourceReport struct {
 	Specifications []string `json:"taskSpecifications"`
 	// Run is the position in "runs" of the merge that added it.
 	Run int `json:"run"`
+	// Foreign is set for a LeRobot dataset this tool did not write: it has
+	// no session, export report or specifications, and its episodes' CERES
+	// columns are null (layout.CeresEpisode.Foreign).
+	Foreign *ForeignSource `json:"foreign,omitempty"`
+}
+
+// ForeignSource is what a merge knows of a foreign source: its writer (the
+// created_by of its meta/episodes, such as pyarrow's for LeRobot) and what
+// its info.json says.
+type ForeignSource struct {
+	Writer          string `json:"writer"`
+	CodebaseVersion string `json:"codebaseVersion"`
+	RobotType       any    `json:"robotType"`
+	TotalEpisodes   int64  `json:"totalEpisodes"`
+	TotalFrames     int64  `json:"totalFrames"`
+}
+
+// foreignSource describes the foreign dataset ds.
+func foreignSource(ds *shard.Dataset) (*ForeignSource, error) {
+	w, err := ds.EpisodesWriter()
+	if err != nil {
+		return nil, fmt.Errorf("source %w", err)
+	}
+	return &ForeignSource{Writer: w, CodebaseVersion: lerobot.CodebaseVersion, RobotType: ds.Info.RobotType,
+		TotalEpisodes: ds.Info.TotalEpisodes, TotalFrames: ds.Info.TotalFrames}, nil
 }
 
 // RunReport is one merge run that wrote the dataset (the first, then one
@@ -142,6 +168,7 @@ func sourceReport(s *source, firstEpisode, firstIndex int64, run int, fingerprin
 	if s.campaign != nil {
 		r.CampaignTaskID, r.CampaignAttempt = s.campaign.TaskID, s.campaign.AttemptNo
 	}
+	r.Foreign = s.foreign
 	for h := range s.specs {
 		r.Specifications = append(r.Specifications, h)
 	}
@@ -215,6 +242,9 @@ func contentDigest(ctx context.Context, dir string) (string, error) {
 // ceres/sources tree, each source's files under its number in this
 // dataset (idx on from its own).
 func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
+	if s.foreign != nil {
+		return nil // it has none; the report describes it
+	}
 	if s.isMerged() {
 		for n := range s.merged.Sources {
 			dir := s.path(layout.SourceDir(n))

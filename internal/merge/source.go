@@ -9,6 +9,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
@@ -41,6 +42,9 @@ type source struct {
 	userStrings map[string]bool
 	// merged is the dataset's own merge report (a merged dataset).
 	merged *Report
+	// foreign is what is known of a LeRobot dataset this tool did not
+	// write; nil for ours.
+	foreign *ForeignSource
 }
 
 // sourceEpisode is one episode of a source.
@@ -48,11 +52,14 @@ type sourceEpisode struct {
 	shard.Episode
 	// firstFrame is, per video feature, the episode's first frame in its file.
 	firstFrame map[string]int
+	// stats are a foreign source's own statistics of the episode, by
+	// feature name (data features only; nil for ours, whose rows give them).
+	stats map[string]shard.Stats
 }
 
 // openSource reads a source's metadata.
 func openSource(ctx context.Context, dir string) (*source, error) {
-	ds, err := shard.Open(dir)
+	ds, err := shard.OpenSource(dir)
 	if err != nil {
 		return nil, fmt.Errorf("source %w", err)
 	}
@@ -64,17 +71,39 @@ func openSource(ctx context.Context, dir string) (*source, error) {
 	if s.tasks, err = ds.Tasks(ctx); err != nil {
 		return nil, err
 	}
-	eps, err := ds.Episodes(ctx)
+	var eps []shard.Episode
+	var stats [][]shard.Stats
+	data := ds.Info.DataFeatures()
+	if ds.Foreign {
+		// Its statistics are its writer's: aggregated as they are.
+		eps, stats, err = ds.EpisodesWithStats(ctx, data)
+	} else {
+		eps, err = ds.Episodes(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range eps {
+	for i, e := range eps {
 		se, err := s.episode(e)
 		if err != nil {
 			return nil, err
 		}
+		if stats != nil {
+			se.stats = map[string]shard.Stats{}
+			for j, f := range data {
+				if f.Dtype != lerobot.String {
+					se.stats[f.Name] = stats[i][j]
+				}
+			}
+		}
 		s.episodes = append(s.episodes, se)
 		s.frames += e.Length
+	}
+	if ds.Foreign {
+		if s.foreign, err = foreignSource(ds); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	if err := s.readSpecs(); err != nil {
 		return nil, err
@@ -123,6 +152,9 @@ func (s *source) readSpecs() error {
 		return fmt.Errorf("source %w", err)
 	}
 	for _, e := range s.episodes {
+		if e.Ceres.Foreign {
+			continue // from a foreign source: it has no specification
+		}
 		for _, h := range []string{e.Ceres.SpecHash, e.Ceres.RecordedSpecHash} {
 			if s.specs[h] == nil {
 				return fmt.Errorf("%s: episode %d names specification %s, which is not stored under %s", s.dir, e.Index, h, s.ds.SpecsDir())

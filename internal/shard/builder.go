@@ -70,6 +70,11 @@ type EpisodeMeta struct {
 	Videos map[string]VideoSegment
 	// Ceres fills the ceres/* columns.
 	Ceres layout.CeresEpisode
+	// Stats, by feature name, are statistics the episode brings instead of
+	// those its rows give (a foreign merge source's own, as its writer
+	// computed them); LeRobot's default columns are always computed, as
+	// their values depend on where the episode lands.
+	Stats map[string]Stats
 }
 
 // Builder writes a whole shard into a directory (normally a Staging.Dir):
@@ -216,6 +221,11 @@ func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeRows) error {
 		rec.ceres.Source = &c
 	}
 	rec.stats = b.episodeStats(rows, index, task, loc.FromIndex, videos)
+	for i, f := range b.statsFts {
+		if s, ok := ep.Stats[f.Name]; ok && !isDefaultName(f.Name) {
+			rec.stats[i] = s.clone()
+		}
+	}
 	for i := range rec.stats {
 		if err := rec.stats[i].validate(len(rec.stats[i].Mean)); err != nil {
 			b.err = err

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/input"
@@ -43,7 +44,12 @@ type Dataset struct {
 	// Merged says the dataset is a merged one (it holds the merge report);
 	// otherwise it is a shard (it holds the export report).
 	Merged bool
-	Info   Info
+	// Foreign says it is a LeRobot v3.0 dataset this tool did not write
+	// (neither report: recorded with lerobot-record, or a shard that
+	// lerobot-edit-dataset rewrote without its ceres/ directory); only
+	// OpenSource opens one. Its episodes have no CERES columns.
+	Foreign bool
+	Info    Info
 }
 
 // Info is what meta/info.json says of the dataset.
@@ -108,7 +114,13 @@ type CampaignOrigin struct {
 // Open opens the dataset at dir: it tells a shard from a merged dataset by
 // its report and reads meta/info.json. An error that is ErrNotDataset says
 // dir is not something this tool wrote.
-func Open(dir string) (*Dataset, error) {
+func Open(dir string) (*Dataset, error) { return open(dir, false) }
+
+// OpenSource opens a dataset as Open does, and also a LeRobot v3.0
+// dataset this tool did not write (Dataset.Foreign): what a merge takes.
+func OpenSource(dir string) (*Dataset, error) { return open(dir, true) }
+
+func open(dir string, foreign bool) (*Dataset, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, err
@@ -121,6 +133,8 @@ func Open(dir string) (*Dataset, error) {
 	case d.Has(layout.MergeReportPath):
 		d.Merged = true
 	case d.Has(layout.ExportReportPath):
+	case d.Has(layout.InfoPath) && foreign:
+		d.Foreign = true
 	case d.Has(layout.InfoPath):
 		return nil, notDataset(dir, fmt.Sprintf("it has %s but neither %s nor %s (a LeRobot dataset this tool did not make)", layout.InfoPath, layout.ExportReportPath, layout.MergeReportPath))
 	default:
@@ -428,6 +442,13 @@ func (d *Dataset) Episodes(ctx context.Context) ([]Episode, error) {
 	return eps, err
 }
 
+// EpisodesWithStats is Episodes with, per episode, the statistics it
+// records for each of features, in that order: a foreign merge source's
+// own, which the merge aggregates.
+func (d *Dataset) EpisodesWithStats(ctx context.Context, features []Feature) ([]Episode, [][]Stats, error) {
+	return d.readEpisodes(ctx, features)
+}
+
 // readEpisodes reads meta/episodes and, for each episode, the statistics
 // of the features in stats, in that order.
 func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature) ([]Episode, [][]Stats, error) {
@@ -466,6 +487,9 @@ func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature) ([]Episode,
 		for i := 0; err == nil && len(stats) > 0 && i < len(eps)-first; i++ {
 			row := make([]Stats, len(stats))
 			for j, f := range stats {
+				if !f.hasStats() {
+					continue // a string feature has none
+				}
 				if row[j], err = readStats(t, f.Name, i); err != nil {
 					err = fmt.Errorf("%s row %d: %w", p, i, err)
 					break
@@ -496,7 +520,10 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64) ([]Episode,
 		}
 		ints[c] = a
 	}
-	ceres := layout.CeresColumns(d.Merged)
+	var ceres []layout.EpisodeColumn
+	if !d.Foreign {
+		ceres = layout.CeresColumns(d.Merged)
+	}
 	ceresCols := make([]arrayColumn, len(ceres))
 	for i, c := range ceres {
 		a, err := t.column(c.Name, c.Dtype)
@@ -543,10 +570,28 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64) ([]Episode,
 			}
 			e.Videos[f.Name] = seg
 		}
+		// In a merged dataset, an episode from a foreign source has its
+		// ForeignNull columns all null, and no other episode any.
+		foreignNulls, foreignCols := 0, 0
 		for j, c := range ceres {
-			if !c.Set(&e.Ceres, ceresCols[j].value(i)) {
+			v := ceresCols[j].value(i)
+			if d.Merged && c.ForeignNull() && !c.Null {
+				foreignCols++
+				if v == nil {
+					foreignNulls++
+					continue
+				}
+			}
+			if !c.Set(&e.Ceres, v) {
 				return nil, 0, fmt.Errorf("%s: %s is null", where, c.Name)
 			}
+		}
+		switch foreignNulls {
+		case 0:
+		case foreignCols:
+			e.Ceres.Foreign = true
+		default:
+			return nil, 0, fmt.Errorf("%s: %d of the %d ceres/* columns a foreign episode leaves null are null: an episode is CERES's or foreign, not part of each", where, foreignNulls, foreignCols)
 		}
 		frames += e.Length
 		eps = append(eps, e)
@@ -584,4 +629,21 @@ func readStats(t *table, name string, i int) (Stats, error) {
 	}
 	st.Count = int64(count[0])
 	return st, nil
+}
+
+// EpisodesWriter returns the created_by of the dataset's first
+// meta/episodes file: the program that wrote its metadata last.
+func (d *Dataset) EpisodesWriter() (string, error) {
+	p := d.Path(layout.EpisodesPath(0, 0))
+	f, err := input.Open(p)
+	if err != nil {
+		return "", err
+	}
+	r, err := file.NewParquetReader(f)
+	if err != nil {
+		f.Close()
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	defer r.Close()
+	return r.MetaData().GetCreatedBy(), nil
 }

@@ -97,16 +97,22 @@ func (c *checker) checkMergedCard(body string) {
 			return
 		}
 		var frames int64
+		foreign := strings.HasPrefix(s[1], "foreign: ")
 		for _, er := range rows[f : l+1] {
 			frames += er.Length
-			if got, _ := er.Ceres[layout.ColSessionID].(string); got != s[1] {
+			switch got, _ := er.Ceres[layout.ColSessionID].(string); {
+			case foreign != c.isForeignRow(er):
+				bad(ep(er.EpisodeIndex), "the card gives the episode to source %q (%q); the episode is foreign: %v", s[0], s[1], c.isForeignRow(er))
+			case !foreign && got != s[1]:
 				bad(ep(er.EpisodeIndex), "the card gives the episode to source %q of session %q; the episode's session is %q", s[0], s[1], got)
 			}
 		}
 		if strconv.FormatInt(frames, 10) != s[3] {
 			bad(loc{}, "source %q: the card says %s frames, its episodes hold %d", s[0], s[3], frames)
 		}
-		sessions[s[1]] = true
+		if !foreign {
+			sessions[s[1]] = true
+		}
 		next = l + 1
 	}
 	if ok && next != int64(len(rows)) {

@@ -45,6 +45,9 @@ func (c *checker) checkDescriptors() error {
 	}
 	episodes := map[string]int{}
 	for _, er := range c.episodes.Rows {
+		if c.isForeignRow(er) {
+			continue // no CERES task to describe
+		}
 		id, _ := er.Ceres[layout.ColTaskDescriptorID].(string)
 		task, _ := er.Ceres[layout.ColTaskID].(string)
 		d := byID[id]

@@ -38,6 +38,9 @@ type mergeReport struct {
 		FirstIndex         int64    `json:"firstIndex"`
 		Frames             int64    `json:"frames"`
 		Specifications     []string `json:"taskSpecifications"`
+		Foreign            *struct {
+			Writer string `json:"writer"`
+		} `json:"foreign"`
 	} `json:"sources"`
 	Episodes int64 `json:"episodes"`
 	Frames   int64 `json:"frames"`
@@ -103,6 +106,14 @@ func (c *checker) checkMerged() {
 				where, s.FirstEpisode, s.Episodes, s.FirstIndex, s.Frames, nextEp, nextIdx)
 		}
 		nextEp, nextIdx = s.FirstEpisode+s.Episodes, s.FirstIndex+s.Frames
+		if s.Foreign != nil {
+			// A LeRobot dataset this tool did not write: no session, export
+			// report or specification to hold it to.
+			if s.SessionID != "" || s.ExportReportSHA256 != "" || len(s.Specifications) > 0 {
+				c.errorf("merge.report", mergeReportPath, loc{}, "%s is a foreign source but names a session, export report or specifications", where)
+			}
+			continue
+		}
 		rel := sourceReportPath(i)
 		if rb, err := input.ReadFile(filepath.Join(c.dir, rel)); err != nil {
 			c.errorf("merge.source-report", rel, loc{}, "the export report of %s is not stored: %v", where, err)
@@ -146,6 +157,15 @@ func (c *checker) checkMerged() {
 			continue
 		}
 		s := r.Sources[idx]
+		c.checkForeignRow(er)
+		if foreign := c.isForeignRow(er); foreign != (s.Foreign != nil) {
+			if foreign {
+				c.errorf("ceres.foreign", er.File, ep(epi), "the episode's ceres/* columns are null, as a foreign source's, but source %d (%s) is a CERES shard", idx, s.Name)
+			} else {
+				c.errorf("ceres.foreign", er.File, ep(epi), "source %d (%s) is a foreign dataset, but the episode has a session", idx, s.Name)
+			}
+			continue
+		}
 		if epi < s.FirstEpisode || epi >= s.FirstEpisode+s.Episodes {
 			c.errorf("ceres.source", er.File, ep(epi), "names source %d (%s), which holds episodes %d..%d", idx, s.Name, s.FirstEpisode, s.FirstEpisode+s.Episodes-1)
 		}
@@ -157,6 +177,9 @@ func (c *checker) checkMerged() {
 		}
 		if v, _ := src[layout.ColSourceName].(string); v != s.Name {
 			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/name is %q, source %d is %q", v, idx, s.Name)
+		}
+		if s.Foreign != nil {
+			continue // its ceres/* columns are null (isForeignRow)
 		}
 		if v, _ := src[layout.ColSourceReportSHA256].(string); v != s.ExportReportSHA256 {
 			c.errorf("ceres.source", er.File, ep(epi), "ceres/source/export_report_sha256 is %q, source %d's is %s", v, idx, s.ExportReportSHA256)

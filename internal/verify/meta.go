@@ -166,7 +166,7 @@ func (c *checker) checkEpisodeSchema(rel string, t *pqTable) bool {
 			if !isCeres {
 				ok = false
 			}
-		case a.NullN() > 0 && !c.nullCeres[name]:
+		case a.NullN() > 0 && !c.nullCeres[name] && !c.foreignNullColumn(name):
 			c.errorf(code, rel, loc{}, "column %q has %d nulls", name, a.NullN())
 			if !isCeres {
 				ok = false

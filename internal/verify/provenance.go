@@ -58,6 +58,9 @@ func (c *checker) checkProvenance() error {
 	}
 	sessions := map[string]bool{}
 	for _, er := range c.episodes.Rows {
+		if c.isForeignRow(er) {
+			continue // checkMerged holds it to its foreign source
+		}
 		epi := er.EpisodeIndex
 		str := func(name string) (string, bool) {
 			s, ok := er.Ceres[name].(string)

@@ -83,3 +83,49 @@ func (c *checker) attributeWriters() {
 		}
 	}
 }
+
+// foreignNullColumn says whether column name of a merged dataset may hold
+// nulls: those a foreign source's episodes leave null
+// (layout.EpisodeColumn.ForeignNull); which rows may is isForeignRow's.
+func (c *checker) foreignNullColumn(name string) bool {
+	if !c.isMerged() {
+		return false
+	}
+	for _, col := range layout.CeresColumns(true) {
+		if col.Name == name {
+			return col.ForeignNull()
+		}
+	}
+	return false
+}
+
+// isForeignRow says whether the episode came from a foreign merge source:
+// in a merged dataset, its ceres/session_id is null (checkMerged holds the
+// row to a foreign source of the report, and every ForeignNull column of
+// it to null: checkForeignRow).
+func (c *checker) isForeignRow(er *episodeRow) bool {
+	return c.isMerged() && er.Ceres[layout.ColSessionID] == nil
+}
+
+// checkForeignRow checks that a foreign episode leaves every ForeignNull
+// column null, and that a CERES episode leaves none of the non-nullable
+// ones null.
+func (c *checker) checkForeignRow(er *episodeRow) {
+	foreign := c.isForeignRow(er)
+	src := c.episodeSourceOf(er)
+	for _, col := range layout.CeresColumns(true) {
+		if !col.ForeignNull() {
+			continue
+		}
+		v := er.Ceres[col.Name]
+		if col.Merged {
+			v = src[col.Name]
+		}
+		switch {
+		case foreign && v != nil:
+			c.errorf("ceres.foreign", er.File, ep(er.EpisodeIndex), "ceres/session_id is null, as a foreign episode's, but %s is %s", col.Name, jsonText(v))
+		case !foreign && v == nil && !col.Null:
+			c.errorf("ceres.missing-column", er.File, ep(er.EpisodeIndex), "%s is null in an episode of a CERES source", col.Name)
+		}
+	}
+}

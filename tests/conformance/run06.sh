@@ -8,7 +8,11 @@
 #      per episode) and do run.sh's merges;
 #   3. merge two shards holding every dtype the exporter writes with a
 #      dataset its own writer made, for AV1 and for H.264 (merge06.py);
-#   4. run lerobot-edit-dataset on a shard (edit06.py);
+#   4. run lerobot-edit-dataset on a shard (edit06.py), then have
+#      ceres-export merge take LeRobot's own datasets as sources: the twin
+#      its writer made and the shard its delete rewrote, beside a shard of
+#      ours; the result verifies sound and LeRobot reads every frame of it
+#      equal to its source's (foreign06.py);
 #   5. pass lerobot-doctor --ci on every shard (doctor.py), among them an
 #      export with the shipped profile (profiles/synth.yaml), where it exists;
 #   6. find no error with lerobot-lint in make demo's dataset (an arm
@@ -111,6 +115,11 @@ done
 echo "== conformance 0.6: lerobot-edit-dataset on a shard"
 "$py" "$here/edit06.py" --workdir "$work/edit" "$work/dtypes-av1-31" 2>&1 | tee "$work/edit.log" | quiet
 [ "${PIPESTATUS[0]}" -eq 0 ] || fail "0.6 lerobot-edit-dataset (see $work/edit.log)"
+
+echo "== conformance 0.6: ceres-export merge of a shard with LeRobot-written and LeRobot-edited datasets"
+"$py" "$here/foreign06.py" --ceres-export "$bin" --workdir "$work/foreign" \
+	"$work/dtypes-av1-31" "$work/merge-av1/twin-of-dtypes-av1-31" "$work/edit/deleted" 2>&1 | tee "$work/foreign.log" | quiet
+[ "${PIPESTATUS[0]}" -eq 0 ] || fail "0.6 foreign sources in ceres-export merge (see $work/foreign.log)"
 
 echo "== conformance 0.6: lerobot-doctor --ci on every shard"
 all=()
