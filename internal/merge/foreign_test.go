@@ -17,6 +17,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
 // pyarrow is the created_by LeRobot's writer and edit tool leave.
@@ -53,8 +54,12 @@ func foreignCopy(t *testing.T, shard string) string {
 		if strings.HasPrefix(fld.Name, layout.CeresPrefix) {
 			continue
 		}
+		col := *tbl.Column(i)
+		if fld.Name == shiftedStat {
+			col = shifted(t, fld, col)
+		}
 		fields = append(fields, fld)
-		cols = append(cols, *tbl.Column(i))
+		cols = append(cols, col)
 	}
 	out := array.NewTable(arrow.NewSchema(fields, nil), cols, tbl.NumRows())
 	defer out.Release()
@@ -66,6 +71,37 @@ func foreignCopy(t *testing.T, shard string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// shiftedStat is the statistic foreignCopy changes, so that a merge that
+// recomputed it from the rows instead of taking the writer's would show.
+var shiftedStat = layout.StatsColumn("observation.imu.accel", "q50")
+
+const shift = 0x1p-30
+
+// shifted is the list<double> column col with every value plus shift:
+// small enough to keep the quantiles in order.
+func shifted(t *testing.T, fld arrow.Field, col arrow.Column) arrow.Column {
+	t.Helper()
+	b := array.NewListBuilder(memory.DefaultAllocator, arrow.PrimitiveTypes.Float64)
+	defer b.Release()
+	vb := b.ValueBuilder().(*array.Float64Builder)
+	for _, chunk := range col.Data().Chunks() {
+		l := chunk.(*array.List)
+		vals := l.ListValues().(*array.Float64)
+		for i := 0; i < l.Len(); i++ {
+			b.Append(true)
+			from, to := l.ValueOffsets(i)
+			for j := from; j < to; j++ {
+				vb.Append(vals.Value(int(j)) + shift)
+			}
+		}
+	}
+	a := b.NewArray()
+	defer a.Release()
+	chunked := arrow.NewChunked(fld.Type, []arrow.Array{a})
+	defer chunked.Release()
+	return *arrow.NewColumn(fld, chunked)
 }
 
 // A LeRobot dataset this tool did not write merges beside our shards: the
@@ -96,11 +132,30 @@ func TestMergeForeignSource(t *testing.T) {
 			t.Errorf("episode %d: foreign %v, ceres %+v; want foreign %v", e.Index, e.Ceres.Foreign, e.Ceres, fromForeign)
 		}
 	}
-	for _, rel := range []string{layout.DataPath(0, 0), layout.StatsPath, layout.TasksPath, layout.VideoPath("observation.images.front", 0, 0)} {
+	for _, rel := range []string{layout.DataPath(0, 0), layout.TasksPath, layout.VideoPath("observation.images.front", 0, 0)} {
 		a, _ := os.ReadFile(filepath.Join(withForeign, filepath.FromSlash(rel)))
 		b, _ := os.ReadFile(filepath.Join(withOurs, filepath.FromSlash(rel)))
 		if len(a) == 0 || !bytes.Equal(a, b) {
 			t.Errorf("%s differs from the merge of the shard it was edited from (%d and %d bytes)", rel, len(a), len(b))
+		}
+	}
+	// Its statistics are its writer's (foreignCopy shifted one),
+	// not recomputed from its rows: the merged episodes carry them.
+	statsOf := func(dir string) [][]shard.Stats {
+		d, err := shard.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, st, err := d.EpisodesWithStats(context.Background(), []shard.Feature{{Name: "observation.imu.accel", Dtype: "float32", Shape: []int{3}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	mine, theirs := statsOf(withOurs), statsOf(withForeign)
+	for e := r.Sources[1].FirstEpisode; e < int64(len(mine)); e++ {
+		if got, want := theirs[e][0].Quantiles[2][0], mine[e][0].Quantiles[2][0]+shift; got != want {
+			t.Errorf("episode %d accel q50 %v, want the foreign writer's %v", e, got, want)
 		}
 	}
 	card, _ := os.ReadFile(filepath.Join(withForeign, layout.CardPath))
@@ -109,10 +164,17 @@ func TestMergeForeignSource(t *testing.T) {
 	}
 	// A merge of the merged dataset keeps its foreign part foreign.
 	again := filepath.Join(dir, "again")
-	if _, err := Merge(context.Background(), Options{Sources: []string{withForeign}, Output: again}); err != nil {
+	if _, err := Merge(context.Background(), Options{Sources: []string{withForeign}, Output: again, Version: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	mustVerify(t, again)
+	for _, rel := range []string{layout.StatsPath, layout.DataPath(0, 0)} {
+		a, _ := os.ReadFile(filepath.Join(withForeign, filepath.FromSlash(rel)))
+		b, _ := os.ReadFile(filepath.Join(again, filepath.FromSlash(rel)))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s of a merge of the merged dataset differs from the merged dataset's: the foreign part's statistics must be carried", rel)
+		}
+	}
 	// A dataset that may leave the lab takes no foreign source: it could
 	// hold anything.
 	if _, err := Merge(context.Background(), Options{Sources: []string{src[0], foreign}, Output: filepath.Join(dir, "private"), Privacy: privacy.MetadataOnly}); !errors.Is(err, ErrMismatch) {

@@ -74,8 +74,9 @@ func openSource(ctx context.Context, dir string) (*source, error) {
 	var eps []shard.Episode
 	var stats [][]shard.Stats
 	data := ds.Info.DataFeatures()
-	if ds.Foreign {
-		// Its statistics are its writer's: aggregated as they are.
+	if ds.Foreign || ds.Merged {
+		// A foreign dataset's statistics are its writer's, aggregated as
+		// they are; a merged dataset carries those of its foreign parts.
 		eps, stats, err = ds.EpisodesWithStats(ctx, data)
 	} else {
 		eps, err = ds.Episodes(ctx)
@@ -88,7 +89,7 @@ func openSource(ctx context.Context, dir string) (*source, error) {
 		if err != nil {
 			return nil, err
 		}
-		if stats != nil {
+		if stats != nil && (ds.Foreign || e.Ceres.Foreign) {
 			se.stats = map[string]shard.Stats{}
 			for j, f := range data {
 				if f.Dtype != lerobot.String {
