@@ -20,6 +20,8 @@ type synthOptions struct {
 	codec    string
 	motion   string
 	faults   []string
+	live     bool
+	speed    float64
 	json     bool
 	synth.Options
 }
@@ -56,6 +58,8 @@ sensor values the index of their sample. Deterministic for a given seed.` +
 	f.IntVar(&opts.CameraFiles, "camera-files", 1, "files per camera (as after recorder restarts)")
 	f.BoolVar(&opts.NoRetries, "no-retries", false, "record no retries")
 	f.StringVar(&opts.motion, "motion", "index", "sensor values: index (each codes its sample's index, for exactness tests) or arm (a six-joint arm following commanded targets, its gripper, an IMU on its wrist; what kinematic checkers pass)")
+	f.BoolVar(&opts.live, "live", false, "write the session as a recorder does while it records: journal records appended as their time passes, camera files growing (the same bytes as without --live)")
+	f.Float64Var(&opts.speed, "speed", 1, "with --live, seconds of the session per second of the wall clock (1: real time)")
 	f.BoolVar(&opts.AllDtypes, "all-dtypes", false, "add a sensor stream \"probe\" with int64 and int32, uint8, bool, float64 vector fields")
 	f.StringSliceVar(&opts.faults, "fault", nil, "inject faults: crash, cut-camera, corrupt")
 	f.Int64Var(&opts.SegmentSize, "segment-size", 0, "journal segment size in bytes (default 64 MiB)")
@@ -94,7 +98,18 @@ func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
 		}
 		opts.Spec = b
 	}
-	res, err := synth.Write(cmd.Context(), opts.out, opts.Options)
+	if cmd.Flags().Changed("speed") && !opts.live {
+		return withCode(exitstatus.UsageError, fmt.Errorf("--speed paces --live; without it the session is written at once"))
+	}
+	if opts.live && !(opts.speed > 0 && opts.speed <= 1e6) {
+		return withCode(exitstatus.UsageError, fmt.Errorf("--speed %v: want a positive number of session seconds per second (1 is real time)", opts.speed))
+	}
+	var res *synth.Result
+	if opts.live {
+		res, err = synth.WriteLive(cmd.Context(), opts.out, opts.Options, opts.speed)
+	} else {
+		res, err = synth.Write(cmd.Context(), opts.out, opts.Options)
+	}
 	if err != nil {
 		return withCode(exitstatus.WriteFailed, err)
 	}

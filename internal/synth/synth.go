@@ -34,14 +34,19 @@ const ExampleSpec = session.ExampleSpec
 // Write synthesises a session into dir, which must not exist or be empty:
 // its journal, then its camera files.
 func Write(ctx context.Context, dir string, opts Options) (*Result, error) {
+	res, _, err := write(ctx, dir, opts)
+	return res, err
+}
+
+func write(ctx context.Context, dir string, opts Options) (*Result, []session.CameraFile, error) {
 	res, cams, err := session.Write(dir, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := writeCameras(ctx, dir, cams, opts, res); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return res, nil
+	return res, cams, nil
 }
 
 // writeCameras encodes every planned camera file.

@@ -106,7 +106,7 @@ func sensorGens(session journal.Session, seed uint64) []*sensorGen {
 // batches interleaved in time, as the recorder appends them; then END, or,
 // for a crash, a torn record instead.
 func writeJournal(dir string, session journal.Session, spec *taskspec.Spec, specJSON []byte,
-	tl timeline, cams []CameraFile, opts Options, res *Result) error {
+	tl timeline, cams []CameraFile, opts Options, res *Result, pace func(t int64) error) error {
 	w, err := journal.NewWriter(dir, journal.WriterOptions{SegmentSize: opts.SegmentSize})
 	if err != nil {
 		return fmt.Errorf("synth: %w", err)
@@ -133,6 +133,12 @@ func writeJournal(dir string, session journal.Session, spec *taskspec.Spec, spec
 	events := tl.events
 	for w0 := int64(0); w0 <= tl.end; w0 += batchWindow {
 		w1 := min(w0+batchWindow, tl.end+1)
+		if pace != nil {
+			// A recorder appends a batch once its time has passed.
+			if err := pace(w1); err != nil {
+				return err
+			}
+		}
 		for len(media) > 0 && media[0].T < w1 {
 			if err := w.WriteMedia(media[0]); err != nil {
 				return err
@@ -163,6 +169,11 @@ func writeJournal(dir string, session journal.Session, spec *taskspec.Spec, spec
 				return err
 			}
 			res.Samples[g.id] += len(batch.times)
+		}
+	}
+	if pace != nil {
+		if err := pace(tl.end); err != nil {
+			return err
 		}
 	}
 	if opts.Faults.Crash {

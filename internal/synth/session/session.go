@@ -172,6 +172,16 @@ type Result struct {
 // encoded (package synth does; the journal's faults that touch it are
 // applied, the camera files' are theirs).
 func Write(dir string, opts Options) (*Result, []CameraFile, error) {
+	return WritePaced(dir, opts, nil)
+}
+
+// WritePaced is Write with pace called before the records up to each
+// moment of the session are appended (t, in ns of the session's clock,
+// rises by about half a second a call, the batches a recorder flushes),
+// and once more with the END's time: a live writer sleeps there until the wall
+// clock reaches t, and grows the camera files. The bytes written are
+// Write's whatever pace does; an error from pace stops the writing.
+func WritePaced(dir string, opts Options, pace func(t int64) error) (*Result, []CameraFile, error) {
 	specJSON := opts.Spec
 	if specJSON == nil {
 		specJSON = []byte(ExampleSpec)
@@ -213,7 +223,7 @@ func Write(dir string, opts Options) (*Result, []CameraFile, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := writeJournal(dir, session, spec, specJSON, tl, cams, opts, res); err != nil {
+	if err := writeJournal(dir, session, spec, specJSON, tl, cams, opts, res, pace); err != nil {
 		return nil, nil, err
 	}
 	if opts.Faults.Corrupt {
