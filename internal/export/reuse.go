@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
@@ -167,33 +166,11 @@ func reuseFiles(prevDir, stageDir, feature string, cam videoManifestCamera) erro
 		if sum != cam.FileSHA256[i] {
 			return fmt.Errorf("%s: SHA-256 %s, the manifest says %s", layout.VideoPath(feature, f.Chunk, f.File), sum, cam.FileSHA256[i])
 		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := output.LinkOrCopy(src, dst); err != nil {
 			return err
-		}
-		if err := os.Link(src, dst); err != nil {
-			if err := copyFile(src, dst); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := input.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // relativeSources strips the session directory from the recorded source
