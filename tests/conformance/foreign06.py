@@ -12,7 +12,7 @@ It
      their episodes to have null ceres/* columns;
   3. reads every frame of the merged dataset and of each source through
      LeRobotDataset and requires, frame by frame, the same values and
-     decoded pixels (merge06.py's comparison), index and episode_index
+     decoded pixels (merge06.compare_to_sources), index and episode_index
      shifted by the sources before it.
 
 Exit status: 0 passed; 1 a check failed.
@@ -28,34 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import merge06  # noqa: E402  (items, same, _episode_offsets, _show)
-
-
-def compare(out: Path, sources: list[Path], where: str) -> list[str]:
-    problems: list[str] = []
-    merged = merge06.items(out, "local/ceres-merged")
-    at = 0
-    for e_off, src in zip(merge06._episode_offsets(sources), sources):
-        for j, it in enumerate(merge06.items(src, f"local/{src.name}")):
-            if at >= len(merged):
-                return problems + [f"{where}: merged dataset ends at {at} frames, {src.name} has more"]
-            m = merged[at]
-            want = {"index": at, "episode_index": int(it["episode_index"]) + e_off}
-            for k, v in want.items():
-                if int(m[k]) != v:
-                    problems.append(f"{where}: merged frame {at} ({src.name} frame {j}) {k} {int(m[k])}, want {v}")
-            for k, v in it.items():
-                if k in ("index", "episode_index", "task_index") or k.endswith("_is_pad"):
-                    continue
-                if not merge06.same(m.get(k), v):
-                    problems.append(f"{where}: merged frame {at} ({src.name} frame {j}) {k}: "
-                                    f"{merge06._show(m.get(k))} != source {merge06._show(v)}")
-            at += 1
-            if len(problems) > 10:
-                return problems
-    if at != len(merged):
-        problems.append(f"{where}: merged dataset has {len(merged)} frames, the sources {at}")
-    return problems
+import merge06  # noqa: E402  (compare_to_sources)
 
 
 def main(argv: list[str]) -> int:
@@ -92,7 +65,7 @@ def main(argv: list[str]) -> int:
             problems.append(f"{where}: episode {e['episode_index']}: session {e['ceres/session_id']!r}, "
                             f"source {e['ceres/source/index']} foreign {foreign[e['ceres/source/index']]}")
     try:
-        problems += compare(out, sources, where)
+        problems += merge06.compare_to_sources(out, "local/ceres-merged", sources, where)[0]
     except Exception as e:  # noqa: BLE001 - any LeRobot exception is a finding
         problems.append(f"{where}: {type(e).__name__}: {str(e)[:800]}")
     for p in problems:

@@ -142,13 +142,28 @@ def check_merge(sources: list[Path], workdir: Path) -> list[str]:
     aggregate_datasets([f"local/{n}" for n in names], "local/merged", roots=sources, aggr_root=out)
     where = f"merge06 {'+'.join(names)}"
     problems += [f"{where}: {p}" for p in check_merged_table(sources, out)]
-    merged = items(out, "local/merged")
+    compared, at = compare_to_sources(out, "local/merged", sources, where)
+    problems += compared
+    if not problems:
+        print(f"ok   {where}: {at} frames of {len(sources)} sources, every value and pixel equal to its "
+              f"source's, indices shifted ({time.monotonic() - t0:.1f}s)", flush=True)
+    return problems
+
+
+def compare_to_sources(out: Path, repo_id: str, sources: list[Path], where: str) -> tuple[list[str], int]:
+    """compare_to_sources reads every frame of the merged dataset at out and of
+    each source through LeRobotDataset and lists where they differ: the same
+    values (same torch dtype, exact) and decoded pixels, index and
+    episode_index shifted by the sources before; it returns the problems and
+    the frames compared."""
+    problems: list[str] = []
+    merged = items(out, repo_id)
     at = 0
     for e_off, src in zip(_episode_offsets(sources), sources):
         for j, it in enumerate(items(src, f"local/{src.name}")):
             if at >= len(merged):
                 problems.append(f"{where}: merged dataset ends at {at} frames, {src.name} has more")
-                return problems
+                return problems, at
             m = merged[at]
             want = {"index": at, "episode_index": int(it["episode_index"]) + e_off}
             for k, v in want.items():
@@ -165,13 +180,10 @@ def check_merge(sources: list[Path], workdir: Path) -> list[str]:
                                     f"{_show(m.get(k))} != source {_show(v)}{diff}")
             at += 1
             if len(problems) > 10:
-                return problems
+                return problems, at
     if at != len(merged):
         problems.append(f"{where}: merged dataset has {len(merged)} frames, the sources {at}")
-    if not problems:
-        print(f"ok   {where}: {at} frames of {len(sources)} sources, every value and pixel equal to its "
-              f"source's, indices shifted ({time.monotonic() - t0:.1f}s)", flush=True)
-    return problems
+    return problems, at
 
 
 def _episode_offsets(sources: list[Path]) -> list[int]:
