@@ -604,3 +604,26 @@ func (j *Journal) StreamIndex(id string) int {
 
 // Segments returns the paths of the segment files, in order.
 func (j *Journal) Segments() []string { return slices.Clone(j.segments) }
+
+// LatestTime returns the greatest record time the journal holds: of its
+// events, MEDIA records, sample batches and END; 0 when it holds none. A
+// reader following a journal being written takes it as how far the
+// recording has come.
+func (j *Journal) LatestTime() int64 {
+	var t int64
+	for _, e := range j.Events {
+		t = max(t, e.T)
+	}
+	for _, m := range j.Media {
+		t = max(t, m.T)
+	}
+	for _, refs := range j.index {
+		if n := len(refs); n > 0 {
+			t = max(t, refs[n-1].last)
+		}
+	}
+	if j.End != nil {
+		t = max(t, j.End.T)
+	}
+	return t
+}
