@@ -17,6 +17,8 @@ import (
 // error is kept in readErr and decoding ends as at EOF.
 type decoder struct {
 	path   string
+	grow   *growingFile      // a file read as it grows, or nil
+	ioc    *astiav.IOContext // grow's, when set
 	fc     *astiav.FormatContext
 	stream *astiav.Stream
 	dec    *astiav.CodecContext
@@ -38,7 +40,13 @@ type decoder struct {
 // openDecoder opens path and its first video stream's decoder. threads is
 // the decoder thread count (0 = auto).
 func openDecoder(path string, threads int) (_ *decoder, err error) {
-	d := &decoder{path: path}
+	return openGrowingDecoder(path, nil, threads)
+}
+
+// openGrowingDecoder is openDecoder of a file read as it grows when grow
+// is not nil (the decoder then owns it).
+func openGrowingDecoder(path string, grow *growingFile, threads int) (_ *decoder, err error) {
+	d := &decoder{path: path, grow: grow}
 	defer func() {
 		if err != nil {
 			d.close()
@@ -47,11 +55,21 @@ func openDecoder(path string, threads int) (_ *decoder, err error) {
 	if d.fc = astiav.AllocFormatContext(); d.fc == nil {
 		return nil, fmt.Errorf("%s: alloc format context failed", path)
 	}
-	// FFmpeg would block on a FIFO for ever: only regular files.
-	if err = input.Check(path); err != nil {
+	url := path
+	if grow != nil {
+		// The file protocol's buffer size, so that the demuxer reads as it
+		// would read the file itself.
+		if d.ioc, err = astiav.AllocIOContext(32768, false, grow.read, grow.seek, nil); err != nil {
+			return nil, fmt.Errorf("%s: io context: %w", path, err)
+		}
+		d.fc.SetPb(d.ioc)
+		d.fc.SetFlags(d.fc.Flags().Add(astiav.FormatContextFlagCustomIo))
+		url = ""
+	} else if err = input.Check(path); err != nil {
+		// FFmpeg would block on a FIFO for ever: only regular files.
 		return nil, err
 	}
-	if err = d.fc.OpenInput(path, nil, nil); err != nil {
+	if err = d.fc.OpenInput(url, nil, nil); err != nil {
 		d.fc.Free()
 		d.fc = nil
 		return nil, fmt.Errorf("%s: open: %w", path, err)
@@ -189,6 +207,14 @@ func (d *decoder) close() {
 		d.fc.CloseInput()
 		d.fc.Free()
 		d.fc = nil
+	}
+	if d.ioc != nil {
+		d.ioc.Free()
+		d.ioc = nil
+	}
+	if d.grow != nil {
+		d.grow.close()
+		d.grow = nil
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -22,6 +22,11 @@ type Source struct {
 	// StartT is the journal time (ns) of the file's raw container pts 0:
 	// a frame's journal time is StartT + pts·time_base·1e9, exactly.
 	StartT int64
+	// Final, when not nil, says whether the file is complete: until it
+	// does, the file may not exist yet or still grow, and is read as it
+	// grows where its container allows it (a followed session's camera).
+	// nil: the file is complete.
+	Final func() bool
 }
 
 // EpisodeTimes gives the journal times T_k (ns) of an episode's frames,
@@ -73,7 +78,8 @@ type ExportOptions struct {
 	// DecoderThreads is the decoders' thread count; 0 means auto.
 	DecoderThreads int
 	// MaxFileBytes: a new output file starts before an episode when the
-	// current file's size plus the episode's estimated size would reach it.
+	// current file's payload plus the episode's (known exactly: each
+	// episode is encoded on its own first) would reach it.
 	// 0 means 200 MiB (LeRobot's video_files_size_in_mb).
 	MaxFileBytes int64
 	// MaxFileFrames, when positive, also starts a new output file before an
@@ -85,6 +91,12 @@ type ExportOptions struct {
 	// FilePath names the output file of a (chunk, file) index; its
 	// directory is created when missing. Required.
 	FilePath func(chunk, file int) string
+	// PartsDir is where the episodes' parts are written before they are
+	// joined into the output files (created when missing; a directory of
+	// its own inside it is removed at the end); "" means the system's
+	// temporary directory. Exports put it beside the output, on its file
+	// system.
+	PartsDir string
 	// FirstChunk, FirstFile is the index of the first output file; ChunkSize
 	// the files per chunk (0 means 1000); indices step as LeRobot's
 	// update_chunk_file_indices.
@@ -97,22 +109,31 @@ type ExportOptions struct {
 	Progress func(done, total int)
 	// RecordChoices fills EpisodeResult.Choices (for tests and verify).
 	RecordChoices bool
+	// MoreSources, when set, makes the list of sources grow (a followed
+	// session's camera, whose next file a recorder restart adds): at the end
+	// of the files it has, the pass asks it for the list so far (the
+	// sources given are a prefix of it) and waits until the list grows or
+	// is final.
+	MoreSources func() (sources []Source, final bool)
 	// DecodeAll decodes the sources to their ends after the last episode,
 	// so that SourceReport covers every frame and every cut file; by
 	// default decoding stops once the last target frame is settled.
 	DecodeAll bool
+
+	// stallForTesting, when it returns true for an episode, makes that
+	// part's encoder stop answering (ErrEncoderHung after a short limit).
+	stallForTesting func(episode int) bool
 }
 
-// exporter holds the state of one ExportCamera call.
+// exporter holds the state of one camera's pass over its sources.
 type exporter struct {
-	opts    ExportOptions
-	enc     EncoderOptions
-	spec    encoderSpec
-	w, h    int
-	src     *prefetcher
-	prev    *heldFrame
-	next    *heldFrame
-	started bool
+	opts ExportOptions
+	enc  EncoderOptions
+	spec encoderSpec
+	w, h int
+	src  *prefetcher
+	prev *heldFrame
+	next *heldFrame
 
 	conv    *astiav.Frame // chosen source frame at output size, yuv420p
 	convSeq int
@@ -120,24 +141,20 @@ type exporter struct {
 	swsKey  [3]int
 	toRGB   yuvMatrix // the source's matrix (BT.601, or BT.709 when it says so), for the stats' RGB
 
-	out          *outputFile
-	chunk, file  int
-	fileFrames   int
-	files        []OutputFileResult
-	totalBytes   int64
-	totalPackets int
-	done, total  int
-	period       *big.Rat // one nominal source period, ns
+	done, total int
+	period      *big.Rat // one nominal source period, ns
 }
 
 // ExportCamera decodes one camera's files once, in order, picks for every
 // frame of every episode the source frame nearest to its time T_k (the
-// earlier on a tie), and encodes the picks as constant-rate mp4 files with
-// pts = frame index in time base 1/FPS. See the package documentation for
-// the algorithm. It is safe to run one ExportCamera per goroutine.
+// earlier on a tie), encodes each episode on its own (a Part) and joins the
+// parts into constant-rate mp4 files with pts = frame index in time base
+// 1/FPS. See the package documentation for the algorithm. It is safe to run
+// one ExportCamera per goroutine.
 func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes, opts ExportOptions) (res CameraResult, err error) {
-	if opts.FPS <= 0 || opts.FPS > lerobot.MaxFPS {
-		return res, fmt.Errorf("video: FPS %d outside [1, %d]", opts.FPS, lerobot.MaxFPS)
+	opts, _, err = opts.normalized()
+	if err != nil {
+		return res, err
 	}
 	if opts.FilePath == nil {
 		return res, errors.New("video: FilePath is required")
@@ -145,27 +162,8 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 	if len(sources) == 0 {
 		return res, errors.New("video: no source files")
 	}
-	if opts.SourceFPS == 0 {
-		opts.SourceFPS = opts.FPS
-	}
-	if opts.MaxFileBytes == 0 {
-		opts.MaxFileBytes = DefaultMaxFileBytes
-	}
-	if opts.ChunkSize == 0 {
-		opts.ChunkSize = lerobot.DefaultChunksSize
-	}
-	if opts.SourceFPS < 0 || opts.MaxFileBytes < 0 || opts.MaxFileFrames < 0 || opts.ChunkSize < 0 || opts.Width < 0 || opts.Height < 0 ||
-		opts.Width%2 != 0 || opts.Height%2 != 0 || opts.FirstFile >= opts.ChunkSize {
-		return res, fmt.Errorf("video: invalid options (source fps %d, max bytes %d, chunk size %d, size %dx%d, first file %d)",
-			opts.SourceFPS, opts.MaxFileBytes, opts.ChunkSize, opts.Width, opts.Height, opts.FirstFile)
-	}
-	enc, err := opts.Encoder.normalized()
-	if err != nil {
-		return res, fmt.Errorf("video: %w", err)
-	}
-	x := &exporter{opts: opts, enc: enc, chunk: opts.FirstChunk, file: opts.FirstFile, convSeq: -1}
-	x.period = new(big.Rat).SetFrac64(1e9, int64(opts.SourceFPS))
 	var last int64
+	total := 0
 	for e, ep := range episodes {
 		n, first, end := ep.bounds(opts.FPS)
 		if n == 0 {
@@ -180,62 +178,63 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 			}
 		}
 		last = end
-		x.total += n
+		total += n
 	}
-	cursor := newSourceCursor(sources, opts.DecoderThreads)
-	x.src = startPrefetch(cursor, 2)
-	defer x.release()
-
-	// The output size comes from the first source frame.
-	if x.next, err = x.src.next(); err != nil {
-		if errors.Is(err, io.EOF) {
-			return res, errors.New("video: the sources hold no frames")
-		}
-		return res, fmt.Errorf("video: %w", err)
-	}
-	x.w, x.h = opts.Width, opts.Height
-	if x.w == 0 || x.h == 0 {
-		x.w, x.h = x.next.frame.Width()&^1, x.next.frame.Height()&^1
-	}
-	if x.w < 2 || x.h < 2 {
-		return res, fmt.Errorf("video: output size %dx%d too small", x.w, x.h)
-	}
-	if err := enc.CheckOutputSize(x.w, x.h); err != nil {
+	c, err := NewCameraEncoder(sources, opts)
+	if err != nil {
 		return res, err
 	}
-	x.spec = x.encoderSpec(x.next.frame)
-
-	for e, ep := range episodes {
-		r, err := x.episode(ctx, e, ep.times(opts.FPS))
+	defer c.Close()
+	c.x.total = total
+	// The parts go when the files are joined.
+	if opts.PartsDir != "" {
+		if err := os.MkdirAll(opts.PartsDir, 0o755); err != nil {
+			return res, fmt.Errorf("video: %w", err)
+		}
+	}
+	partsDir, err := os.MkdirTemp(opts.PartsDir, "parts-")
+	if err != nil {
+		return res, fmt.Errorf("video: %w", err)
+	}
+	defer os.RemoveAll(partsDir)
+	parts := make([]Part, 0, len(episodes))
+	restarts := 0
+	for e := 0; e < len(episodes); e++ {
+		before := c.x.done
+		p, err := c.EncodePart(ctx, e, episodes[e], filepath.Join(partsDir, PartName(e)))
+		if errors.Is(err, ErrEncoderHung) && restarts < maxEncoderRestarts {
+			// A fresh pass over the sources encodes the episode again.
+			restarts++
+			slog.Warn("encoder hung; encoding the episode again", "episode", e, "err", err)
+			c.Close()
+			if c, err = NewCameraEncoder(sources, opts); err != nil {
+				return res, err
+			}
+			defer c.Close()
+			c.x.total, c.x.done = total, before
+			e--
+			continue
+		}
 		if err != nil {
 			return res, err
 		}
-		res.Episodes = append(res.Episodes, r)
+		parts = append(parts, p)
 	}
-	if err := x.closeFile(); err != nil {
+	if res, err = c.Finish(opts.DecodeAll); err != nil {
 		return res, err
 	}
-	if opts.DecodeAll {
-		for {
-			h, err := x.src.next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return res, fmt.Errorf("video: %w", err)
-			}
-			h.free()
-		}
-	}
-	res.Files = x.files
-	res.Width, res.Height = x.w, x.h
-	if res.Info, err = FeatureInfo(x.w, x.h, opts.FPS, enc, opts.InfoStyle); err != nil {
+	if res.Episodes, res.Files, err = PlaceParts(ctx, parts, opts); err != nil {
 		return res, err
 	}
-	x.src.close()
-	res.Sources = cursor.reports
 	return res, nil
 }
+
+// maxEncoderRestarts bounds how often ExportCamera starts a fresh pass
+// after an encoder hung (ErrEncoderHung).
+const maxEncoderRestarts = 3
+
+// PartName is the file name of episode e's part.
+func PartName(e int) string { return fmt.Sprintf("episode-%06d.mp4", e) }
 
 // encoderSpec builds the output encoder description; colour properties are
 // copied from the first source frame when it states them (the conversion
@@ -269,97 +268,11 @@ func (x *exporter) encoderSpec(first *astiav.Frame) encoderSpec {
 		frameRate:      astiav.NewRational(x.opts.FPS, 1),
 		threads:        threads,
 		options:        opts,
-		muxOptions:     map[string]string{"movflags": "+faststart"},
 		packetDuration: 1,
 	}
 }
 
-// episode writes one episode's frames.
-func (x *exporter) episode(ctx context.Context, e int, times []int64) (EpisodeResult, error) {
-	if err := x.maybeRotate(len(times)); err != nil {
-		return EpisodeResult{}, err
-	}
-	if x.out == nil {
-		path := x.opts.FilePath(x.chunk, x.file)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return EpisodeResult{}, fmt.Errorf("video: %w", err)
-		}
-		out, err := openOutput(path, x.spec)
-		if err != nil {
-			return EpisodeResult{}, fmt.Errorf("video: %w", err)
-		}
-		x.out, x.fileFrames = out, 0
-	}
-	r := EpisodeResult{
-		Chunk: x.chunk, File: x.file, FirstFrame: x.fileFrames, Frames: len(times),
-		FromTimestamp: float64(x.fileFrames) / float64(x.opts.FPS),
-		ToTimestamp:   float64(x.fileFrames+len(times)) / float64(x.opts.FPS),
-	}
-	samples := statsSampleIndices(len(times))
-	var acc imageAccumulator
-	lastSeq := -1
-	target := new(big.Rat)
-	for k, tk := range times {
-		if err := ctx.Err(); err != nil {
-			return r, err
-		}
-		target.SetInt64(tk)
-		chosen, gap, err := x.pick(target)
-		if err != nil {
-			return r, fmt.Errorf("video: episode %d frame %d: %w", e, k, err)
-		}
-		if gap {
-			r.addGap(k)
-		}
-		if chosen.seq != lastSeq {
-			r.SourceFrames++
-			lastSeq = chosen.seq
-		}
-		if x.opts.RecordChoices {
-			r.Choices = append(r.Choices, chosen.ref)
-		}
-		if err := x.convert(chosen); err != nil {
-			return r, fmt.Errorf("video: episode %d frame %d: %w", e, k, err)
-		}
-		if len(samples) > 0 && samples[0] == k {
-			for len(samples) > 0 && samples[0] == k {
-				if err := x.sample(&acc); err != nil {
-					return r, fmt.Errorf("video: episode %d frame %d: stats: %w", e, k, err)
-				}
-				samples = samples[1:]
-			}
-		}
-		f := astiav.AllocFrame()
-		if err := f.Ref(x.conv); err != nil {
-			f.Free()
-			return r, fmt.Errorf("video: episode %d frame %d: %w", e, k, err)
-		}
-		f.SetPts(int64(x.fileFrames))
-		f.SetPictureType(astiav.PictureTypeNone)
-		f.SetKeyFrame(false)
-		err = x.out.send(f)
-		f.Free()
-		if err != nil {
-			return r, fmt.Errorf("video: episode %d frame %d: %w", e, k, err)
-		}
-		x.fileFrames++
-		x.done++
-		if x.opts.Progress != nil {
-			x.opts.Progress(x.done, x.total)
-		}
-	}
-	var err error
-	if r.Stats, err = acc.stats(); err != nil {
-		return r, fmt.Errorf("video: episode %d: %w", e, err)
-	}
-	return r, nil
-}
-
 func (x *exporter) release() {
-	if x.out != nil {
-		x.out.free()
-		x.out = nil
-	}
 	if x.prev != x.next {
 		x.prev.free()
 	}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/asticode/go-astiav"
 )
@@ -27,6 +28,9 @@ type encoderSpec struct {
 	// packetDuration, when > 0, is stamped on every packet (in timeBase) so
 	// that a constant-rate stream's duration is frames × duration exactly.
 	packetDuration int64
+	// hangTimeout bounds each call into the encoder; 0 means
+	// defaultHangTimeout.
+	hangTimeout time.Duration
 }
 
 // outputFile is one open encoder feeding one container file.
@@ -45,6 +49,52 @@ type outputFile struct {
 	done    bool
 	opened  bool // the encoder is open
 	flushed bool // SendFrame(nil) was sent
+	// hung is set when a call into the encoder did not return within
+	// spec.hangTimeout: everything of the output is then left to that
+	// call (never freed), and the output is abandoned.
+	hung bool
+	// stall, when set (tests), blocks every call until it is closed.
+	stall chan struct{}
+}
+
+// ErrEncoderHung is returned when a call into an encoder has not returned
+// within its time limit. SVT-AV1 1.4 (Debian 12) very rarely never answers
+// the end of a stream under load (about once in a thousand short episodes
+// in a loaded test run): its worker threads all wait and the flush blocks
+// for ever. The call is left where it is and the episode encoded again by
+// a fresh encoder; the output is deterministic, so the bytes are the same.
+var ErrEncoderHung = errors.New("video: encoder stopped responding")
+
+// defaultHangTimeout bounds one call into an encoder: a frame, or the
+// flush of the frames it holds (a few dozen), takes milliseconds; a minute
+// is a hang even on a machine loaded many times over.
+const defaultHangTimeout = time.Minute
+
+// call runs f, a call into the encoder, bounded by the spec's hang
+// timeout; on a timeout the output is marked hung and ErrEncoderHung
+// returned while f stays blocked.
+func (o *outputFile) call(f func() error) error {
+	limit := o.spec.hangTimeout
+	if limit <= 0 {
+		limit = defaultHangTimeout
+	}
+	done := make(chan error, 1)
+	go func() {
+		if o.stall != nil {
+			<-o.stall
+		}
+		done <- f()
+	}()
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		o.hung = true
+		o.err = fmt.Errorf("%s: %s: no answer in %s: %w", o.path, o.spec.encoder, limit, ErrEncoderHung)
+		return o.err
+	}
 }
 
 // newDictionary builds an AVDictionary from a map in sorted key order, so that
@@ -178,6 +228,11 @@ func (o *outputFile) send(f *astiav.Frame) error {
 	if o.err != nil {
 		return o.err
 	}
+	return o.call(func() error { return o.encode(f) })
+}
+
+// encode is send's work.
+func (o *outputFile) encode(f *astiav.Frame) error {
 	if f == nil {
 		o.flushed = true
 	}
@@ -239,8 +294,12 @@ func (o *outputFile) finish() error {
 	return err
 }
 
-// free releases everything; safe to call more than once.
+// free releases everything; safe to call more than once. A hung output
+// is left alone: its blocked call still owns it.
 func (o *outputFile) free() {
+	if o.hung {
+		return
+	}
 	o.done = true
 	if o.pkt != nil {
 		o.pkt.Free()
@@ -252,16 +311,22 @@ func (o *outputFile) free() {
 			// was sent end-of-stream, and hangs on end-of-stream when it
 			// never had a frame: feed one black frame, flush, discard.
 			o.flushed = true
-			ok := true
-			if o.sent == 0 {
-				ok = o.sendBlack()
-			}
-			if ok && o.enc.SendFrame(nil) == nil {
-				pkt := astiav.AllocPacket()
-				for o.enc.ReceivePacket(pkt) == nil {
-					pkt.Unref()
+			_ = o.call(func() error {
+				ok := true
+				if o.sent == 0 {
+					ok = o.sendBlack()
 				}
-				pkt.Free()
+				if ok && o.enc.SendFrame(nil) == nil {
+					pkt := astiav.AllocPacket()
+					for o.enc.ReceivePacket(pkt) == nil {
+						pkt.Unref()
+					}
+					pkt.Free()
+				}
+				return nil
+			})
+			if o.hung {
+				return
 			}
 		}
 		unlock := lockSVTLifecycle(o.spec.encoder)

@@ -12,18 +12,8 @@ import (
 // pick advances the sources to target and returns the nearest frame (the
 // earlier on a tie) and whether it lies more than one source period away.
 func (x *exporter) pick(target *big.Rat) (*heldFrame, bool, error) {
-	for x.next != nil && x.next.t.Cmp(target) <= 0 {
-		x.prev.free() // x.conv holds its own reference
-		x.prev = x.next
-		n, err := x.src.next()
-		if errors.Is(err, io.EOF) {
-			x.next = nil
-			break
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		x.next = n
+	if err := x.advance(target); err != nil {
+		return nil, false, err
 	}
 	var chosen *heldFrame
 	switch {
@@ -42,6 +32,25 @@ func (x *exporter) pick(target *big.Rat) (*heldFrame, bool, error) {
 	d := new(big.Rat).Sub(target, chosen.t)
 	d.Abs(d)
 	return chosen, d.Cmp(x.period) > 0, nil
+}
+
+// advance reads the sources until x.prev is the last frame at or before
+// target and x.next the first after it (nil after the last frame).
+func (x *exporter) advance(target *big.Rat) error {
+	for x.next != nil && x.next.t.Cmp(target) <= 0 {
+		x.prev.free() // x.conv holds its own reference
+		x.prev = x.next
+		n, err := x.src.next()
+		if errors.Is(err, io.EOF) {
+			x.next = nil
+			break
+		}
+		if err != nil {
+			return err
+		}
+		x.next = n
+	}
+	return nil
 }
 
 // convert makes x.conv hold the chosen frame at output size in yuv420p,

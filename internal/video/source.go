@@ -44,6 +44,11 @@ type sourceCursor struct {
 	last    *big.Rat
 	tbNs    *big.Rat // current file's time base × 1e9
 	start   *big.Rat
+	// stop ends waits for a growing file (the prefetcher's stop).
+	stop <-chan struct{}
+	// more, when set, returns the camera's files so far (sources is a
+	// prefix of them) and whether that list is final (ExportOptions.MoreSources).
+	more func() ([]Source, bool)
 }
 
 func newSourceCursor(sources []Source, threads int) *sourceCursor {
@@ -59,9 +64,27 @@ func newSourceCursor(sources []Source, threads int) *sourceCursor {
 
 // next returns the next source frame, or io.EOF after the last file.
 func (c *sourceCursor) next() (*heldFrame, error) {
-	for c.cur < len(c.sources) {
+	for {
+		if c.cur >= len(c.sources) {
+			more, err := c.refill()
+			if err != nil {
+				return nil, err
+			}
+			if !more {
+				return nil, io.EOF
+			}
+			continue
+		}
 		if c.dec == nil {
-			d, err := openDecoder(c.sources[c.cur].Path, c.threads)
+			src := c.sources[c.cur]
+			var grow *growingFile
+			if src.Final != nil {
+				var err error
+				if grow, err = awaitSource(src.Path, src.Final, c.stop); err != nil {
+					return nil, fmt.Errorf("source %d: %s: %w", c.cur, src.Path, err)
+				}
+			}
+			d, err := openGrowingDecoder(src.Path, grow, c.threads)
 			if err != nil {
 				return nil, fmt.Errorf("source %d: %w", c.cur, err)
 			}
@@ -102,12 +125,40 @@ func (c *sourceCursor) next() (*heldFrame, error) {
 		c.seq++
 		return h, nil
 	}
-	return nil, io.EOF
+}
+
+// refill waits, when the sources may still grow (more is set), until more
+// holds another file or says the list is final; false: no more files.
+func (c *sourceCursor) refill() (bool, error) {
+	if c.more == nil {
+		return false, nil
+	}
+	for {
+		srcs, final := c.more()
+		if len(srcs) > len(c.sources) {
+			for _, s := range srcs[len(c.sources):] {
+				c.sources = append(c.sources, s)
+				c.reports = append(c.reports, SourceReport{Path: s.Path, NotDecoded: true})
+			}
+			return true, nil
+		}
+		if final {
+			return false, nil
+		}
+		if err := wait(c.stop); err != nil {
+			return false, err
+		}
+	}
 }
 
 func (c *sourceCursor) finishFile() {
 	rep := &c.reports[c.cur]
 	d := c.dec
+	// A file that grew while it was read (a followed session's) is judged
+	// at the size it ended with.
+	if st, err := os.Stat(rep.Path); err == nil {
+		rep.Size = st.Size()
+	}
 	rep.Packets = d.packets
 	rep.BytesRead = d.bytesRead
 	rep.Complete = true
@@ -152,6 +203,7 @@ type prefetched struct {
 
 func startPrefetch(c *sourceCursor, depth int) *prefetcher {
 	p := &prefetcher{c: c, ch: make(chan prefetched, depth), stop: make(chan struct{}), done: make(chan struct{})}
+	c.stop = p.stop
 	go func() {
 		defer close(p.done)
 		defer close(p.ch)

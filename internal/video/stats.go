@@ -60,6 +60,31 @@ func statsStride(w, h int) int {
 	return h / 150
 }
 
+// frameCounts are one frame's value counts per channel (a frame sampled at
+// LeRobot's stride holds fewer than 2³² pixels).
+type frameCounts [3][256]uint32
+
+// frameCounts returns the counts a holds, which must be one frame's.
+func (a *imageAccumulator) frameCounts() *frameCounts {
+	var c frameCounts
+	for ch := range a.counts {
+		for v, n := range a.counts[ch] {
+			c[ch][v] = uint32(n)
+		}
+	}
+	return &c
+}
+
+// addCounts adds one frame's counts.
+func (a *imageAccumulator) addCounts(c *frameCounts) {
+	for ch := range c {
+		for v, n := range c[ch] {
+			a.counts[ch][v] += int64(n)
+		}
+	}
+	a.frames++
+}
+
 // imageAccumulator gathers value counts per channel over sampled frames.
 type imageAccumulator struct {
 	counts [3][256]int64

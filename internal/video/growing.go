@@ -1,0 +1,214 @@
+package video
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/asticode/go-astiav"
+
+	"github.com/ceres-robotics/ceres-export/internal/input"
+)
+
+// A followed session's camera files are read while the recorder still
+// writes them. A file is read as it grows only where its container allows
+// it: a WebM that streams (a segment of unknown size whose Info states no
+// duration, as MediaRecorder and FFmpeg's live mode write it), whose
+// bytes, once written, are never rewritten. Any other file (MP4, a
+// WebM whose muxer patches its head and appends Cues at the end) is opened
+// once it is final. Either way the demuxer sees the bytes a batch export
+// sees, so it yields the same packets.
+
+// growPoll is how often a reader at the end of a growing file looks again.
+const growPoll = 20 * time.Millisecond
+
+// errUnknownEnd refuses a seek relative to the end of a growing file.
+var errUnknownEnd = astiav.ErrEpipe
+
+// errStopped ends a read that waits for growth when the pass is stopped.
+var errStopped = errors.New("video: reading stopped")
+
+const (
+	infoID     = 0x1549A966
+	durationID = 0x4489
+	clusterID  = 0x1F43B675
+)
+
+// streamingWebM decides from the first size bytes of r whether it is a WebM
+// that streams. decided is false while the bytes do not yet tell.
+func streamingWebM(r io.ReaderAt, size int64) (streams, decided bool) {
+	var head [4]byte
+	if n, _ := r.ReadAt(head[:], 0); n < 4 {
+		return false, false
+	}
+	if binary.BigEndian.Uint32(head[:]) != ebmlHeaderID {
+		return false, true
+	}
+	_, data, n, unknown, err := ebmlElement(r, 0)
+	if err != nil {
+		return false, false
+	}
+	if unknown {
+		return false, true
+	}
+	off := data + n
+	id, segData, _, unknown, err := ebmlElement(r, off)
+	if err != nil {
+		return false, off+12 <= size // a whole header that does not parse: not a stream
+	}
+	if id != segmentID || !unknown {
+		return false, true
+	}
+	for pos := segData; pos < size; {
+		id, d, n, unknownChild, err := ebmlElement(r, pos)
+		if err != nil {
+			return false, false
+		}
+		switch {
+		case id == clusterID:
+			return true, true
+		case unknownChild:
+			return false, true
+		case d+n > size:
+			return false, false
+		case id == infoID:
+			// A muxer that will come back to patch the head (FFmpeg's, on a
+			// seekable file) writes a placeholder Duration there; a live
+			// one never knows the duration.
+			for c := d; c < d+n; {
+				cid, cd, cn, _, err := ebmlElement(r, c)
+				if err != nil {
+					return false, true
+				}
+				if cid == durationID {
+					return false, true
+				}
+				c = cd + cn
+			}
+		}
+		pos = d + n
+	}
+	return false, false
+}
+
+// growingFile is a file the recorder may still append to; reads at its end
+// wait for more bytes until final reports that it is complete.
+type growingFile struct {
+	path  string
+	f     *os.File
+	pos   int64
+	final func() bool
+	stop  <-chan struct{}
+}
+
+// wait sleeps one poll; errStopped when the pass is stopped.
+func wait(stop <-chan struct{}) error {
+	t := time.NewTimer(growPoll)
+	defer t.Stop()
+	select {
+	case <-stop:
+		return errStopped
+	case <-t.C:
+		return nil
+	}
+}
+
+// awaitSource waits until path can be opened the way its container allows:
+// it returns a growingFile when the file streams and is not yet final, nil
+// when it is final (or never streams and has become final). A file that
+// does not exist yet is waited for until final; then the open fails as in
+// a batch export.
+func awaitSource(path string, final func() bool, stop <-chan struct{}) (*growingFile, error) {
+	for {
+		done := final()
+		if done {
+			return nil, nil
+		}
+		f, err := input.Open(path)
+		if err == nil {
+			st, serr := f.Stat()
+			if serr == nil {
+				if streams, decided := streamingWebM(f, st.Size()); decided {
+					if streams {
+						return &growingFile{path: path, f: f, final: final, stop: stop}, nil
+					}
+				}
+			}
+			f.Close()
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		if err := wait(stop); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// read is the demuxer's read callback.
+func (g *growingFile) read(b []byte) (int, error) {
+	for {
+		// Final is asked before the read: bytes written before it said
+		// so are all seen by the read after it.
+		done := g.final()
+		n, err := g.f.ReadAt(b, g.pos)
+		if n > 0 {
+			g.pos += int64(n)
+			return n, nil
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		if done {
+			return 0, astiav.ErrEof
+		}
+		if err := wait(g.stop); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// seek is the demuxer's seek callback: positions are those of the final
+// file; its size is unknown until it is final.
+func (g *growingFile) seek(offset int64, whence int) (int64, error) {
+	const avseekSize = 0x10000
+	switch whence &^ 0x20000 { // AVSEEK_FORCE
+	case avseekSize:
+		if !g.final() {
+			return -1, nil
+		}
+		st, err := g.f.Stat()
+		if err != nil {
+			return -1, err
+		}
+		return st.Size(), nil
+	case io.SeekStart:
+		g.pos = offset
+	case io.SeekCurrent:
+		g.pos += offset
+	case io.SeekEnd:
+		// The end is not known yet: avio_size then reports the size
+		// unknown, as for a pipe, rather than wait for the recording to end.
+		if !g.final() {
+			return -1, errUnknownEnd
+		}
+		st, err := g.f.Stat()
+		if err != nil {
+			return -1, err
+		}
+		g.pos = st.Size() + offset
+	default:
+		return -1, fmt.Errorf("%s: seek whence %d", g.path, whence)
+	}
+	return g.pos, nil
+}
+
+func (g *growingFile) close() {
+	if g.f != nil {
+		g.f.Close()
+		g.f = nil
+	}
+}

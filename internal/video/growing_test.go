@@ -1,0 +1,146 @@
+package video
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/asticode/go-astiav"
+)
+
+// webmHead builds the start of a WebM: EBML header, a segment of unknown
+// size, an Info holding the given children, then a cluster.
+func webmHead(info []byte) []byte {
+	b := []byte{0x1A, 0x45, 0xDF, 0xA3, 0x84, 0x42, 0x82, 0x81, 0x77} // EBML {DocType "w"}
+	b = append(b, 0x18, 0x53, 0x80, 0x67, 0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF)
+	b = append(b, 0x15, 0x49, 0xA9, 0x66, byte(0x80|len(info)))
+	b = append(b, info...)
+	b = append(b, 0x1F, 0x43, 0xB6, 0x75, 0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF)
+	return b
+}
+
+// Only a WebM whose muxer never comes back to its head is read as it
+// grows: a live one (no Duration in Info) streams; one with a placeholder
+// Duration, or a segment of known size, or another container, is read at
+// its end; too few bytes do not decide yet.
+func TestStreamingWebM(t *testing.T) {
+	timecodeScale := []byte{0x2A, 0xD7, 0xB1, 0x83, 0x0F, 0x42, 0x40}
+	duration := []byte{0x44, 0x89, 0x84, 0, 0, 0, 0}
+	live := webmHead(timecodeScale)
+	known := append([]byte(nil), live...)
+	copy(known[9:], []byte{0x18, 0x53, 0x80, 0x67, 0x88, 0, 0, 0, 0, 0, 0, 0}) // segment of 8 bytes: size known
+	for _, c := range []struct {
+		name             string
+		b                []byte
+		streams, decided bool
+	}{
+		{"live webm", live, true, true},
+		{"webm with a duration to patch", webmHead(append(timecodeScale, duration...)), false, true},
+		{"segment of known size", known, false, true},
+		{"mp4", []byte("\x00\x00\x00\x10ftypisom\x00\x00\x00\x00"), false, true},
+		{"three bytes", live[:3], false, false},
+		{"header without its cluster yet", live[:len(live)-12], false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			streams, decided := streamingWebM(bytes.NewReader(c.b), int64(len(c.b)))
+			if streams != c.streams || decided != c.decided {
+				t.Errorf("streams %v decided %v, want %v %v", streams, decided, c.streams, c.decided)
+			}
+		})
+	}
+}
+
+// FuzzStreamingWebM: the head walk never panics nor loops on any bytes.
+func FuzzStreamingWebM(f *testing.F) {
+	f.Add(webmHead([]byte{0x2A, 0xD7, 0xB1, 0x83, 0x0F, 0x42, 0x40}))
+	f.Add([]byte{0x1A, 0x45, 0xDF, 0xA3, 0x80, 0x18, 0x53, 0x80, 0x67, 0x01, 0xFF, 0xFF})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		streamingWebM(strings.NewReader(string(b)), int64(len(b)))
+	})
+}
+
+// A growing file reads as the whole file does: reads at its end wait for
+// the writer until it is final, the end is unknown until then.
+func TestGrowingFileReadsWhatTheWriterWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cam.webm")
+	want := bytes.Repeat([]byte("0123456789"), 10_000)
+	if err := os.WriteFile(path, want[:1000], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var final atomic.Bool
+	g := &growingFile{path: path, f: f, final: final.Load, stop: make(chan struct{})}
+	defer g.close()
+	if _, err := g.seek(0, io.SeekEnd); err == nil {
+		t.Error("seek to the end of a growing file succeeded")
+	}
+	if n, err := g.seek(0, 0x10000); n != -1 || err != nil {
+		t.Errorf("size of a growing file: %d, %v, want unknown", n, err)
+	}
+	go func() {
+		w, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		for off := 1000; off < len(want); off += 7000 {
+			time.Sleep(5 * time.Millisecond)
+			_, _ = w.Write(want[off:min(off+7000, len(want))])
+		}
+		w.Close()
+		final.Store(true)
+	}()
+	var got []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := g.read(buf)
+		got = append(got, buf[:n]...)
+		if errors.Is(err, astiav.ErrEof) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("read %d bytes, want the file's %d", len(got), len(want))
+	}
+	if n, err := g.seek(0, 0x10000); n != int64(len(want)) || err != nil {
+		t.Errorf("size once final: %d, %v", n, err)
+	}
+}
+
+// A pass stopped while it waits for a file to grow returns at once.
+func TestGrowingFileStops(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cam.webm")
+	if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(path)
+	stop := make(chan struct{})
+	g := &growingFile{path: path, f: f, final: func() bool { return false }, stop: stop}
+	defer g.close()
+	buf := make([]byte, 10)
+	if n, err := g.read(buf); n != 1 || err != nil {
+		t.Fatalf("first read: %d, %v", n, err)
+	}
+	go func() { time.Sleep(20 * time.Millisecond); close(stop) }()
+	done := make(chan error)
+	go func() {
+		_, err := g.read(buf)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, errStopped) {
+			t.Errorf("read after stop: %v, want errStopped", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a stopped read still waits")
+	}
+}
