@@ -59,7 +59,8 @@ check:
 
 # demo: the main job on the embedded default (the contract's example
 # specification): synthesise a session with two cameras, export it to a
-# LeRobot shard, verify the shard against its journal.
+# LeRobot shard, verify the shard against its journal; then follow a
+# session recorded live and show its shard is the batch export's.
 demo: build
 	rm -rf $(DEMO_DIR)
 	$(BIN) spec check taskspec/testdata/example.json
@@ -68,6 +69,12 @@ demo: build
 	$(BIN) export $(DEMO_DIR)/session -o $(DEMO_DIR)/shard --profile profiles/synth-arm.yaml
 	$(BIN) verify $(DEMO_DIR)/shard --journal $(DEMO_DIR)/session
 	@echo "demo shard: $(abspath $(DEMO_DIR)/shard)"
+	@echo "follow: a session recorded live at 4x real time, exported while it records"
+	$(BIN) synth -o $(DEMO_DIR)/live --seed 2 --cameras 2 --time-scale 0.3 --live --speed 4 > $(DEMO_DIR)/live.log & \
+	$(BIN) export $(DEMO_DIR)/live -o $(DEMO_DIR)/followed --follow --progress-every 2s; status=$$?; wait $$! && [ $$status -eq 0 ]
+	$(BIN) export $(DEMO_DIR)/live -o $(DEMO_DIR)/batch -q > /dev/null
+	diff -r $(DEMO_DIR)/followed $(DEMO_DIR)/batch
+	@echo "followed shard $(abspath $(DEMO_DIR)/followed) = the batch export's, byte for byte"
 
 # bench: every benchmark once (BENCH=regexp for some); each reports its goal
 # as a ratio against a reference measured in the same run (ratio_* metrics). -p 1 runs one

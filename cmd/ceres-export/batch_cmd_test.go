@@ -19,7 +19,7 @@ func TestExportFlagsAreSettings(t *testing.T) {
 		}
 	}
 	// salt is the command's own: a setting is recorded, a salt never is.
-	own := map[string]bool{"output": true, "replace": true, "salt": true, "json": true, "quiet": true, "help": true}
+	own := map[string]bool{"output": true, "replace": true, "salt": true, "json": true, "quiet": true, "help": true, "follow": true, "follow-idle": true}
 	setting := map[string]bool{}
 	for _, name := range settings.SettingNames() {
 		setting[settings.FlagName(name)] = true

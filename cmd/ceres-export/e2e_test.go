@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -157,16 +158,23 @@ func digest(t *testing.T, dir string) map[string]string {
 	return files
 }
 
-func sameFiles(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
+func sameFiles(a, b map[string]string) bool { return len(differingFiles(a, b)) == 0 }
+
+// differingFiles names the files that a and b do not hold alike.
+func differingFiles(a, b map[string]string) []string {
+	var out []string
 	for k, v := range a {
-		if b[k] != v {
-			return false
+		if w, ok := b[k]; !ok || w != v {
+			out = append(out, k)
 		}
 	}
-	return true
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 func copyTree(t *testing.T, src, dst string) {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,13 +30,17 @@ var exportExitStatus = exitstatus.Help("the shard was written",
 // ExportOptions are the flags of `ceres-export export`. The flags that shape
 // the shard are settings.Settings, shared with the campaign manifest.
 type ExportOptions struct {
-	Session  string
-	Output   string
-	JSON     bool
-	Quiet    bool
-	Replace  bool
-	Salt     string // --salt: never a setting, never stored
-	Settings settings.Settings
+	Session string
+	Output  string
+	JSON    bool
+	Quiet   bool
+	Replace bool
+	Salt    string // --salt: never a setting, never stored
+	// Follow exports while the session is recorded (export.Follow);
+	// FollowIdle is its export.FollowOptions.Idle.
+	Follow     bool
+	FollowIdle time.Duration
+	Settings   settings.Settings
 	export.Options
 }
 
@@ -48,6 +53,8 @@ func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Salt, "salt", "", "secret that keys the salted hashes of --privacy metadata-only (never stored)")
 	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
+	f.BoolVar(&o.Follow, "follow", false, "export while the session is recorded: read the journal and camera files as they grow, encode each episode as its attempt ends, commit at END (the same shard as a plain export of the finished session)")
+	f.DurationVar(&o.FollowIdle, "follow-idle", export.DefaultFollowIdle, "with --follow, finish once the journal has not grown for this long without END (the recorder is gone)")
 }
 
 // addSettingFlags registers one flag per settings.Settings field, named
@@ -95,6 +102,12 @@ the report command) under ` + layout.CeresDir + `/.` + exportExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Session = args[0]
+			if cmd.Flags().Changed("follow-idle") && !opts.Follow {
+				return withCode(exitstatus.UsageError, errors.New("--follow-idle applies to --follow"))
+			}
+			if opts.Follow && opts.FollowIdle <= 0 {
+				return withCode(exitstatus.UsageError, fmt.Errorf("--follow-idle %s: want a positive duration", opts.FollowIdle))
+			}
 			if err := opts.resolve(); err != nil {
 				return withCode(exitstatus.UsageError, err)
 			}
@@ -149,7 +162,19 @@ func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 		defer bars.close()
 		opts.Progress = bars
 	}
-	rep, err := export.Export(ctx, opts.Session, opts.Output, opts.Options)
+	var rep *export.Report
+	var err error
+	if opts.Follow {
+		fo := export.FollowOptions{Idle: opts.FollowIdle}
+		if !opts.Quiet && !opts.JSON {
+			fp := newFollowProgress(s.Err, s.progressEvery())
+			defer fp.close()
+			fo.Status = fp.set
+		}
+		rep, err = export.Follow(ctx, opts.Session, opts.Output, opts.Options, fo)
+	} else {
+		rep, err = export.Export(ctx, opts.Session, opts.Output, opts.Options)
+	}
 	if err != nil {
 		return err
 	}

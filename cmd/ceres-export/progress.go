@@ -169,3 +169,70 @@ func (p *progressBars) close() {
 		delete(p.bars, name)
 	}
 }
+
+// followProgress says what a followed export is doing: on a terminal one
+// line kept up to date, elsewhere a line every `every`.
+type followProgress struct {
+	w    io.Writer
+	tty  bool
+	mu   sync.Mutex
+	st   export.FollowStatus
+	has  bool
+	last time.Time
+	stop func()
+}
+
+func newFollowProgress(w io.Writer, every time.Duration) *followProgress {
+	p := &followProgress{w: w, tty: isTerminal(w)}
+	if !p.tty {
+		p.stop = progressLines(w, every, func() []string {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if !p.has {
+				return nil
+			}
+			return []string{followLine(p.st)}
+		})
+	}
+	return p
+}
+
+func (p *followProgress) set(st export.FollowStatus) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.st, p.has = st, true
+	if p.tty && time.Since(p.last) >= 500*time.Millisecond {
+		p.last = time.Now()
+		fmt.Fprintf(p.w, "\r\x1b[K%s", followLine(st))
+	}
+}
+
+func (p *followProgress) close() {
+	if p.stop != nil {
+		p.stop()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && !p.last.IsZero() {
+		fmt.Fprintf(p.w, "\r\x1b[K%s\n", followLine(p.st))
+	}
+}
+
+// followLine is one line of where a followed export stands.
+func followLine(st export.FollowStatus) string {
+	if st.Waiting {
+		return "follow: waiting for the session's journal"
+	}
+	line := fmt.Sprintf("follow: session at %.1f s; %d episodes encoded, %d pending, %d attempts open",
+		float64(st.SessionTime)/1e9, st.Encoded, st.Pending, st.Open)
+	if st.Speed > 0 {
+		line += fmt.Sprintf("; encoder %.2g× real time", st.Speed)
+	}
+	if st.Pending > 0 {
+		line += fmt.Sprintf("; %.1f s behind", float64(st.Behind)/1e9)
+	}
+	if st.Ended {
+		line += "; session ended, committing"
+	}
+	return line
+}

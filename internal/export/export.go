@@ -111,9 +111,13 @@ type Options struct {
 	// of the exporter's own.
 	CeresFiles map[string]any
 
+	// followed is set by Follow: its cameras' episodes, encoded while the
+	// session recorded, replace the encoding.
+	followed *follower
+
 	// encodeCameraForTesting replaces video.ExportCamera in tests that
 	// count encoder calls.
-	encodeCameraForTesting func(context.Context, []video.Source, []video.EpisodeTimes, video.ExportOptions) (video.CameraResult, error)
+	encodeCameraForTesting encodeFunc
 	// alterPlanForTesting rewrites the plan after plan.Build, so that a test
 	// can export a deliberately wrong plan (a leaked retry, a shifted
 	// window) and show that verify, which does not use plan, catches it.
@@ -409,8 +413,16 @@ type camera struct {
 	result  video.CameraResult
 }
 
+// partsDir, inside the staging directory, holds the episodes' video parts
+// until they are joined; it never reaches the shard.
+const partsDir = ".parts"
+
 // exportCameras cuts and encodes every camera the profile keeps that has
 // media files, up to Concurrency at a time, into the staging directory.
+
+// encodeFunc encodes one camera (video.ExportCamera's signature).
+type encodeFunc func(context.Context, []video.Source, []video.EpisodeTimes, video.ExportOptions) (video.CameraResult, error)
+
 func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolved *profile.Resolved, dir, shardDir string, enc video.EncoderOptions, opts Options, rep *Report) ([]camera, *videoManifest, error) {
 	var streams []journal.Stream
 	keys := map[string]string{}
@@ -436,7 +448,7 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolv
 			prevDir, prev = p.Root, readVideoManifest(p.Root)
 		}
 	}
-	encode := video.ExportCamera
+	var encode encodeFunc = video.ExportCamera
 	if opts.encodeCameraForTesting != nil {
 		encode = opts.encodeCameraForTesting
 	}
@@ -456,12 +468,9 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolv
 	for i, s := range streams {
 		g.Go(func() error {
 			key := keys[s.ID]
-			var sources []video.Source
-			for _, m := range mediaOf(j, s.ID) {
-				sources = append(sources, video.Source{Path: filepath.Join(j.Dir, filepath.FromSlash(m.Path)), StartT: m.StartT})
-			}
-			sourceFPS := int(s.FPS + 0.5)
-			content, err := cameraKey(j.Dir, sources, p, sourceFPS, enc, opts.Video)
+			sources := cameraSources(j, s.ID)
+			eo := cameraExportOptions(p.FPS, s, enc, opts.Video)
+			content, err := cameraKey(j.Dir, sources, p, eo.SourceFPS, enc, opts.Video)
 			if err != nil {
 				return fmt.Errorf("camera %s: %w", s.ID, err)
 			}
@@ -480,22 +489,19 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolv
 			if !reused {
 				stage := "camera " + s.ID
 				opts.Progress.Stage(stage, total)
-				res, err = encode(gctx, sources, episodes, video.ExportOptions{
-					FPS:       p.FPS,
-					SourceFPS: sourceFPS,
-					Width:     opts.Video.Width,
-					Height:    opts.Video.Height,
-					Encoder:   enc,
-					FilePath: func(chunk, file int) string {
-						path := filepath.Join(dir, filepath.FromSlash(layout.VideoPath(key, chunk, file)))
-						// A failure here surfaces as the encoder's create error.
-						_ = os.MkdirAll(filepath.Dir(path), 0o755)
-						return path
-					},
-					InfoStyle: video.InfoWithEncoder,
-					Progress:  func(done, _ int) { opts.Progress.Set(stage, done) },
-					DecodeAll: true,
-				})
+				eo.FilePath = func(chunk, file int) string {
+					path := filepath.Join(dir, filepath.FromSlash(layout.VideoPath(key, chunk, file)))
+					// A failure here surfaces as the encoder's create error.
+					_ = os.MkdirAll(filepath.Dir(path), 0o755)
+					return path
+				}
+				eo.PartsDir = filepath.Join(dir, partsDir)
+				eo.Progress = func(done, _ int) { opts.Progress.Set(stage, done) }
+				encode := encode
+				if opts.followed != nil {
+					encode = opts.followed.encoder(s.ID, encode)
+				}
+				res, err = encode(gctx, sources, episodes, eo)
 				opts.Progress.Done(stage)
 				if err != nil {
 					return fmt.Errorf("camera %s: %w", s.ID, err)
@@ -530,11 +536,40 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolv
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err := g.Wait()
+	// The encoders' parts are joined into the videos by now (or not needed).
+	if rerr := os.RemoveAll(filepath.Join(dir, partsDir)); err == nil && rerr != nil {
+		err = fmt.Errorf("export: %w", rerr)
+	}
+	if err != nil {
 		return nil, nil, err
 	}
 	slices.Sort(rep.VideoReused)
 	return cams, &manifest, nil
+}
+
+// cameraSources lists the camera files of stream in journal order.
+func cameraSources(j *journal.Journal, stream string) []video.Source {
+	var sources []video.Source
+	for _, m := range mediaOf(j, stream) {
+		sources = append(sources, video.Source{Path: filepath.Join(j.Dir, filepath.FromSlash(m.Path)), StartT: m.StartT})
+	}
+	return sources
+}
+
+// cameraExportOptions are the video settings of camera s, everything but
+// where the files go and the progress: what a batch export and a followed
+// one must agree on for their videos to be the same bytes.
+func cameraExportOptions(fps int, s journal.Stream, enc video.EncoderOptions, v VideoOptions) video.ExportOptions {
+	return video.ExportOptions{
+		FPS:       fps,
+		SourceFPS: int(s.FPS + 0.5),
+		Width:     v.Width,
+		Height:    v.Height,
+		Encoder:   enc,
+		InfoStyle: video.InfoWithEncoder,
+		DecodeAll: true,
+	}
 }
 
 func mediaOf(j *journal.Journal, stream string) []journal.Media {

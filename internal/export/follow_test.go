@@ -1,0 +1,203 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
+)
+
+// treeFiles returns every regular file under dir by relative path.
+func treeFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameTree fails unless the shards at got and want hold the same files
+// with the same bytes.
+func sameTree(t *testing.T, got, want string) {
+	t.Helper()
+	g, w := treeFiles(t, got), treeFiles(t, want)
+	for name, b := range w {
+		gb, ok := g[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: missing from the followed shard", name)
+		case !bytes.Equal(gb, b):
+			t.Errorf("%s: differs from the batch export's (%d bytes, want %d)", name, len(gb), len(b))
+		}
+	}
+	for name := range g {
+		if _, ok := w[name]; !ok {
+			t.Errorf("%s: in the followed shard only", name)
+		}
+	}
+	if len(w) == 0 {
+		t.Error("the batch export wrote no files")
+	}
+}
+
+// followCase is one live session followed.
+type followCase struct {
+	name string
+	opts synth.Options
+	// startAfter delays the follow: 0 starts it before the session's
+	// directory exists; > 0 once the session has run that long (a follow
+	// started late).
+	startAfter time.Duration
+	// encodesWhileRecording: episodes are encoded before the session ends
+	// (false where the camera files can only be read at their end).
+	encodesWhileRecording bool
+}
+
+// A followed export of a live session, whatever happens in it, is the
+// batch export of the finished session, byte for byte; and where the
+// containers allow it, the episodes are encoded while the session records.
+func TestFollowEqualsBatch(t *testing.T) {
+	testenv.Short(t, "records live sessions in accelerated real time")
+	cases := []followCase{
+		{name: "two cameras, retries during and after attempts, pauses, several segments",
+			opts:                  synth.Options{Seed: 21, TimeScale: 0.15, Cameras: 2, Width: 64, Height: 64, SegmentSize: 64 << 10},
+			encodesWhileRecording: true},
+		{name: "recorder crash with a cut camera",
+			opts:                  synth.Options{Seed: 22, TimeScale: 0.15, Cameras: 1, Width: 64, Height: 64, Faults: synth.Faults{Crash: true, CutCamera: true}},
+			encodesWhileRecording: true},
+		{name: "mp4 camera readable only at its end",
+			opts: synth.Options{Seed: 23, TimeScale: 0.15, Cameras: 1, Width: 64, Height: 64, CameraCodec: "h264"}},
+		{name: "indexed webm camera, recorder restarts (a file is read once the next is named)",
+			opts:                  synth.Options{Seed: 24, TimeScale: 0.15, Cameras: 1, Width: 64, Height: 64, IndexedCameras: true, CameraFiles: 2},
+			encodesWhileRecording: true},
+		{name: "streaming camera, recorder restarts",
+			opts:                  synth.Options{Seed: 25, TimeScale: 0.15, Cameras: 1, Width: 64, Height: 64, CameraFiles: 2},
+			encodesWhileRecording: true},
+		{name: "started with the session half written",
+			opts:       synth.Options{Seed: 26, TimeScale: 0.15, Cameras: 1, Width: 64, Height: 64},
+			startAfter: 2 * time.Second, encodesWhileRecording: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			followAndCompare(t, c)
+		})
+	}
+}
+
+func followAndCompare(t *testing.T, c followCase) {
+	ctx := context.Background()
+	root := t.TempDir()
+	session := filepath.Join(root, "session")
+	const speed = 6.0
+	var wg sync.WaitGroup
+	var liveErr error
+	var liveEnd time.Time
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, liveErr = synth.WriteLive(ctx, session, c.opts, speed)
+		liveEnd = time.Now()
+	}()
+	if c.startAfter > 0 {
+		time.Sleep(c.startAfter)
+	}
+	var mu sync.Mutex
+	var statuses []FollowStatus
+	fo := FollowOptions{Idle: 2 * time.Second, Poll: 50 * time.Millisecond, Status: func(s FollowStatus) {
+		mu.Lock()
+		statuses = append(statuses, s)
+		mu.Unlock()
+	}}
+	followed := filepath.Join(root, "followed")
+	if _, err := Follow(ctx, session, followed, Options{Version: "test"}, fo); err != nil {
+		wg.Wait()
+		t.Fatalf("follow: %v (recorder: %v)", err, liveErr)
+	}
+	done := time.Now()
+	wg.Wait()
+	if liveErr != nil {
+		t.Fatal(liveErr)
+	}
+	if !c.opts.Faults.Crash && done.Before(liveEnd) {
+		t.Errorf("the follow committed before the session ended")
+	}
+	batch := filepath.Join(root, "batch")
+	if _, err := Export(ctx, session, batch, Options{Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, followed, batch)
+	if entries, _ := os.ReadDir(root); len(entries) != 3 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("beside the shards: %v, want session, followed, batch only (work left behind?)", names)
+	}
+	// Before the session ended, what had the follow encoded?
+	before := 0
+	for _, s := range statuses {
+		if !s.Ended {
+			before = max(before, s.Encoded)
+		}
+	}
+	if c.encodesWhileRecording && before == 0 {
+		t.Errorf("no episode was encoded while the session recorded")
+	}
+	if !c.encodesWhileRecording && before != 0 {
+		t.Errorf("%d episodes encoded before camera files that can only be read whole were complete", before)
+	}
+	t.Logf("%d status reports; %d episodes encoded before the end; follow committed %v after the recorder finished",
+		len(statuses), before, done.Sub(liveEnd).Round(time.Millisecond))
+}
+
+// A follow cancelled (SIGINT, SIGTERM) leaves no shard and no work files.
+func TestFollowCancelledLeavesNothing(t *testing.T) {
+	testenv.Short(t, "records a live session")
+	root := t.TempDir()
+	session := filepath.Join(root, "session")
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, _ = synth.WriteLive(ctx, session, synth.Options{Seed: 27, TimeScale: 0.15, Cameras: 1, Width: 64, Height: 64}, 4)
+	}()
+	var once sync.Once
+	fo := FollowOptions{Poll: 50 * time.Millisecond, Status: func(s FollowStatus) {
+		if s.Encoded > 0 {
+			once.Do(cancel)
+		}
+	}}
+	_, err := Follow(ctx, session, filepath.Join(root, "shard"), Options{}, fo)
+	wg.Wait()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("follow cancelled: %v, want context.Canceled", err)
+	}
+	entries, _ := os.ReadDir(root)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if !slices.Equal(names, []string{"session"}) {
+		t.Errorf("after a cancelled follow: %v, want the session only", names)
+	}
+}
