@@ -218,10 +218,10 @@ type follower struct {
 	// final is set once the session has ended: camera files are complete.
 	final atomic.Bool
 
-	ready    bool // the settings below are known
-	applied  plan.TaskTypes
-	fps      int
-	cameras  []journal.Stream // the cameras the export keeps
+	ready   bool // the settings below are known
+	applied plan.TaskTypes
+	fps     int
+	cameras []journal.Stream // the cameras the export keeps
 	workers map[string]*cameraWorker
 	wg      sync.WaitGroup
 	plan    *plan.Plan
