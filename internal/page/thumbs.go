@@ -142,11 +142,19 @@ func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraR
 		// before it: a long session's page shows a few hundred of its
 		// hundred thousand frames.
 		err := video.DecodeFrames(ctx, path, frames, func(df video.DecodedFrame) error {
-			img, err := df.RGBA()
-			if err != nil {
-				return err
+			var small *image.RGBA
+			if df.Frame.Width() > width {
+				var err error
+				if small, err = df.Thumbnail(width); err != nil {
+					return err
+				}
+			} else {
+				img, err := df.RGBA()
+				if err != nil {
+					return err
+				}
+				small = sc.scaled(img, width)
 			}
-			small := sc.scaled(img, width)
 			for _, w := range wants[df.Index] {
 				out[w.episode].imgs[w.slot] = small
 				if missing[w.episode]--; missing[w.episode] == 0 {

@@ -57,3 +57,69 @@ func clampRGB(v int) byte {
 	}
 	return byte(v)
 }
+
+// Thumbnail returns the decoded picture scaled down to width pixels (the
+// height keeping its aspect, at least 1), each output pixel the average of
+// the source pixels its box covers, in YUV, then converted to RGB as RGBA
+// does. It touches every source pixel once: about a tenth of converting
+// the whole picture and scaling it with a Catmull-Rom kernel, which took
+// most of a session page's time. A width not below the picture's is the
+// picture as RGBA returns it.
+func (f DecodedFrame) Thumbnail(width int) (*image.RGBA, error) {
+	fr := f.Frame
+	w, h := fr.Width(), fr.Height()
+	if width >= w {
+		return f.RGBA()
+	}
+	if fr.PixelFormat() != astiav.PixelFormatYuv420P {
+		return nil, fmt.Errorf("video: frame %d is %s, want yuv420p", f.Index, fr.PixelFormat())
+	}
+	if width < 1 {
+		return nil, fmt.Errorf("video: thumbnail width %d", width)
+	}
+	yp, yls := plane(fr, 0, h)
+	up, uls := plane(fr, 1, (h+1)/2)
+	vp, vls := plane(fr, 2, (h+1)/2)
+	if yp == nil || up == nil || vp == nil || uls != vls {
+		return nil, fmt.Errorf("video: frame %d has no picture planes", f.Index)
+	}
+	m := bt601Matrix
+	if cs, _, _ := frameColors(fr); cs == int(astiav.ColorSpaceBt709) {
+		m = bt709Matrix
+	}
+	dh := max(1, h*width/w)
+	img := image.NewRGBA(image.Rect(0, 0, width, dh))
+	cw, ch := (w+1)/2, (h+1)/2
+	for oy := range dh {
+		y0, y1 := oy*h/dh, max(oy*h/dh+1, (oy+1)*h/dh)
+		cy0, cy1 := y0/2, max(y0/2+1, min(ch, (y1+1)/2))
+		px := img.Pix[oy*img.Stride : oy*img.Stride+4*width]
+		for ox := range width {
+			x0, x1 := ox*w/width, max(ox*w/width+1, (ox+1)*w/width)
+			cx0, cx1 := x0/2, max(x0/2+1, min(cw, (x1+1)/2))
+			var sy, su, sv, n, nc int
+			for y := y0; y < y1; y++ {
+				for _, v := range yp[y*yls+x0 : y*yls+x1] {
+					sy += int(v)
+				}
+				n += x1 - x0
+			}
+			for y := cy0; y < cy1; y++ {
+				for x := cx0; x < cx1; x++ {
+					su += int(up[y*uls+x])
+					sv += int(vp[y*vls+x])
+				}
+				nc += cx1 - cx0
+			}
+			// Rounded averages, then the conversion RGBA uses.
+			l := m.y * ((sy+n/2)/n - 16)
+			u := (su+nc/2)/nc - 128
+			v := (sv+nc/2)/nc - 128
+			px[4*ox] = clampRGB(l + m.rv*v)
+			px[4*ox+1] = clampRGB(l - m.gu*u - m.gv*v)
+			px[4*ox+2] = clampRGB(l + m.bu*u)
+			px[4*ox+3] = 255
+		}
+	}
+	return img, nil
+}
