@@ -226,9 +226,22 @@ func (w *PartWriter) Advance(ctx context.Context, upto int64) error {
 // returns the part. An episode shorter than the frames already sent is
 // ErrBehind (nothing is kept).
 func (w *PartWriter) Finish(ctx context.Context, length int) (Part, error) {
+	flush, err := w.FinishAsync(ctx, length)
+	if err != nil {
+		return Part{}, err
+	}
+	return flush()
+}
+
+// FinishAsync is Finish with the flush (the frames the encoder still
+// holds, the trailer) left to a goroutine: the pass goes on with the next
+// episode, whose encoder opens and encodes while this one drains, instead
+// of both cores waiting for the end of one episode's look-ahead. flush
+// waits for it and returns the part.
+func (w *PartWriter) FinishAsync(ctx context.Context, length int) (flush func() (Part, error), err error) {
 	if length < w.sent || length <= 0 {
 		w.Abort()
-		return Part{}, fmt.Errorf("video: episode %d of %d frames, %d already encoded: %w", w.e, length, w.sent, ErrBehind)
+		return nil, fmt.Errorf("video: episode %d of %d frames, %d already encoded: %w", w.e, length, w.sent, ErrBehind)
 	}
 	if w.length < 0 {
 		// The statistics' samples, now that they are known.
@@ -243,27 +256,32 @@ func (w *PartWriter) Finish(ctx context.Context, length int) (Part, error) {
 	for w.sent < length {
 		if err := w.frame(ctx); err != nil {
 			w.Abort()
-			return Part{}, err
+			return nil, err
 		}
 	}
-	var err error
 	if w.r.Stats, err = w.acc.stats(); err != nil {
 		w.Abort()
-		return Part{}, fmt.Errorf("video: episode %d: %w", w.e, err)
+		return nil, fmt.Errorf("video: episode %d: %w", w.e, err)
 	}
-	out := w.out
+	out, r, path := w.out, w.r, w.path
 	w.out = nil
-	if err := out.finish(); err != nil {
-		_ = os.Remove(w.path)
-		return Part{}, fmt.Errorf("video: %w", err)
-	}
-	if out.packets != length {
-		_ = os.Remove(w.path)
-		return Part{}, fmt.Errorf("video: %s: encoder wrote %d packets for %d frames", w.path, out.packets, length)
-	}
-	w.r.Frames = length
+	r.Frames = length
 	w.c.last, w.c.hasLast = w.frameTime(length-1), true
-	return Part{Path: w.path, Bytes: out.bytes, Episode: w.r}, nil
+	done := make(chan error, 1)
+	go func() {
+		err := out.finish()
+		if err == nil && out.packets != length {
+			err = fmt.Errorf("%s: encoder wrote %d packets for %d frames", path, out.packets, length)
+		}
+		done <- err
+	}()
+	return func() (Part, error) {
+		if err := <-done; err != nil {
+			_ = os.Remove(path)
+			return Part{}, fmt.Errorf("video: %w", err)
+		}
+		return Part{Path: path, Bytes: out.bytes, Episode: r}, nil
+	}, nil
 }
 
 // Abort throws the part away; the encoder's pass stays where it is.

@@ -197,28 +197,62 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 		return res, fmt.Errorf("video: %w", err)
 	}
 	defer os.RemoveAll(partsDir)
-	parts := make([]Part, 0, len(episodes))
-	restarts := 0
-	for e := 0; e < len(episodes); e++ {
-		before := c.x.done
-		p, err := c.EncodePart(ctx, e, episodes[e], filepath.Join(partsDir, PartName(e)))
-		if errors.Is(err, ErrEncoderHung) && restarts < maxEncoderRestarts {
-			// A fresh pass over the sources encodes the episode again.
-			restarts++
-			slog.Warn("encoder hung; encoding the episode again", "episode", e, "err", err)
-			c.Close()
-			if c, err = NewCameraEncoder(sources, opts); err != nil {
-				return res, err
-			}
-			defer c.Close()
-			c.x.total, c.x.done = total, before
-			e--
+	// One pass encodes the episodes in order, each episode's flush
+	// overlapping the next one's encoding (at most two encoders at once).
+	// An episode whose encoder hung is encoded again afterwards, by a
+	// fresh pass: the pass itself goes on from where that episode ended.
+	parts := make([]Part, len(episodes))
+	var redo []int
+	var flush func() (Part, error)
+	flushed := -1
+	collect := func() error {
+		if flush == nil {
+			return nil
+		}
+		p, err := flush()
+		flush = nil
+		switch {
+		case errors.Is(err, ErrEncoderHung):
+			redo = append(redo, flushed)
+		case err != nil:
+			return err
+		default:
+			parts[flushed] = p
+		}
+		return nil
+	}
+	for e, ep := range episodes {
+		n, _, _ := ep.bounds(opts.FPS)
+		w, err := c.beginPart(e, ep.Start, ep.Times, n, filepath.Join(partsDir, PartName(e)))
+		if err != nil {
+			return res, err
+		}
+		next, err := w.FinishAsync(ctx, n)
+		if err := collect(); err != nil {
+			return res, err
+		}
+		if errors.Is(err, ErrEncoderHung) {
+			redo = append(redo, e)
 			continue
 		}
 		if err != nil {
 			return res, err
 		}
-		parts = append(parts, p)
+		flush, flushed = next, e
+	}
+	if err := collect(); err != nil {
+		return res, err
+	}
+	if len(redo) > maxEncoderRestarts {
+		return res, fmt.Errorf("video: %d episodes' encoders hung: %w", len(redo), ErrEncoderHung)
+	}
+	for _, e := range redo {
+		slog.Warn("encoder hung; encoding the episode again", "episode", e)
+		p, err := encodeAgain(ctx, sources, episodes[e], e, filepath.Join(partsDir, "again-"+PartName(e)), opts)
+		if err != nil {
+			return res, err
+		}
+		parts[e] = p
 	}
 	if res, err = c.Finish(opts.DecodeAll); err != nil {
 		return res, err
@@ -229,9 +263,20 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 	return res, nil
 }
 
-// maxEncoderRestarts bounds how often ExportCamera starts a fresh pass
-// after an encoder hung (ErrEncoderHung).
+// maxEncoderRestarts bounds how many episodes of one camera ExportCamera
+// encodes again after their encoder hung (ErrEncoderHung).
 const maxEncoderRestarts = 3
+
+// encodeAgain encodes episode e alone by a fresh pass over the sources.
+func encodeAgain(ctx context.Context, sources []Source, ep EpisodeTimes, e int, path string, opts ExportOptions) (Part, error) {
+	opts.Progress = nil // the episode's frames were counted once
+	c, err := NewCameraEncoder(sources, opts)
+	if err != nil {
+		return Part{}, err
+	}
+	defer c.Close()
+	return c.EncodePart(ctx, e, ep, path)
+}
 
 // PartName is the file name of episode e's part.
 func PartName(e int) string { return fmt.Sprintf("episode-%06d.mp4", e) }
