@@ -19,10 +19,11 @@ import (
 // attempt boundary and at least once a second, as the journal writer
 // promises), and camera files growing as their frames are recorded. speed
 // is how many seconds of the session pass per second of the wall clock (1:
-// real time). A WebM file that streams (the default, as MediaRecorder
-// writes it) grows in proportion to the time it covers; a file that can
-// only be read whole (MP4, or IndexedCameras' WebM with Cues) appears at
-// its last frame's time. Faults land as a recorder's would: the torn tail
+// real time). A file that streams (the default: WebM as MediaRecorder
+// writes it, H.264 in a fragmented MP4) grows in proportion to the time it
+// covers; a file that can only be read whole (IndexedCameras': WebM with
+// Cues, MP4 with its moov after the media) appears at its last frame's
+// time. Faults land as a recorder's would: the torn tail
 // and the cut camera file at the end, the corrupt byte (a bad disk) after
 // everything was written.
 //
@@ -49,7 +50,9 @@ func WriteLive(ctx context.Context, dir string, opts Options, speed float64) (*R
 	if err != nil {
 		return nil, err
 	}
-	streams := !opts.IndexedCameras && opts.CameraCodec.Container() == "webm"
+	// WebM as MediaRecorder writes it and fragmented MP4 grow by appending;
+	// a file with its index at the end can only be read whole.
+	streams := !opts.IndexedCameras
 	grow := func(t int64) error {
 		for _, cf := range cams {
 			if err := growCamera(filepath.Join(whole, filepath.FromSlash(cf.Path)), filepath.Join(dir, filepath.FromSlash(cf.Path)), cf, t, streams); err != nil {

@@ -33,7 +33,8 @@ func files(t *testing.T, dir string) map[string][]byte {
 
 // A live session is the session Write makes, byte for byte, written as a
 // recorder writes it: the journal and the streaming camera file grow while
-// the session's time passes at the speed asked for, an MP4 appears whole at
+// the session's time passes at the speed asked for (a fragmented MP4 too), an
+// MP4 with its moov at the end appears whole at
 // its end, and the faults land where a recorder's would.
 func TestWriteLive(t *testing.T) {
 	for _, c := range []struct {
@@ -42,7 +43,8 @@ func TestWriteLive(t *testing.T) {
 	}{
 		{"webm, retries, a pause", camera(5)},
 		{"two cameras, a crash, a cut camera", Options{Seed: 6, TimeScale: 0.1, Cameras: 2, Width: 64, Height: 48, Faults: Faults{Crash: true, CutCamera: true}}},
-		{"mp4 readable only whole", Options{Seed: 7, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48, CameraCodec: "h264"}},
+		{"fragmented mp4 grows", Options{Seed: 7, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48, CameraCodec: "h264"}},
+		{"mp4 with its moov at the end readable only whole", Options{Seed: 8, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48, CameraCodec: "h264", IndexedCameras: true}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -109,7 +111,7 @@ func TestWriteLive(t *testing.T) {
 			}
 			for _, m := range res.Media {
 				seen := sizes[filepath.FromSlash(m)]
-				streams := c.opts.CameraCodec == "" || c.opts.CameraCodec == "vp8"
+				streams := !c.opts.IndexedCameras
 				if streams && len(seen) < 3 {
 					t.Errorf("%s was seen at %d sizes, want it growing", m, len(seen))
 				}

@@ -1,6 +1,7 @@
 package video
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -187,7 +188,7 @@ func (c *CameraEncoder) beginPart(e int, start int64, times []int64, length int,
 		return nil, fmt.Errorf("video: %w", err)
 	}
 	if c.x.opts.stallForTesting != nil && c.x.opts.stallForTesting(e) {
-		out.spec.hangTimeout, out.stall = 50*time.Millisecond, make(chan struct{})
+		out.spec.hangTimeout, out.stall = cmp.Or(c.x.opts.stallTimeoutForTesting, 50*time.Millisecond), make(chan struct{})
 	}
 	w := &PartWriter{c: c, e: e, start: start, times: times, path: path, out: out, length: length, last: -1,
 		target: new(big.Rat), countsSeq: -1}
@@ -255,7 +256,9 @@ func (w *PartWriter) FinishAsync(ctx context.Context, length int) (flush func() 
 	}
 	for w.sent < length {
 		if err := w.frame(ctx); err != nil {
-			w.Abort()
+			// Stopped, or the encoder hung: leave the encoder as it is
+			// (freeing SVT-AV1's drains it first, which can hang too).
+			w.abort(ctx.Err() != nil || errors.Is(err, ErrEncoderHung))
 			return nil, err
 		}
 	}
@@ -268,6 +271,7 @@ func (w *PartWriter) FinishAsync(ctx context.Context, length int) (flush func() 
 	r.Frames = length
 	w.c.last, w.c.hasLast = w.frameTime(length-1), true
 	done := make(chan error, 1)
+	out.ctx = ctx
 	go func() {
 		err := out.finish()
 		if err == nil && out.packets != length {
@@ -285,9 +289,17 @@ func (w *PartWriter) FinishAsync(ctx context.Context, length int) (flush func() 
 }
 
 // Abort throws the part away; the encoder's pass stays where it is.
-func (w *PartWriter) Abort() {
+func (w *PartWriter) Abort() { w.abort(false) }
+
+// abort is Abort; abandon leaves the encoder unfreed (see
+// outputFile.abandon).
+func (w *PartWriter) abort(abandon bool) {
 	if w.out != nil {
-		w.out.free()
+		if abandon {
+			w.out.abandon()
+		} else {
+			w.out.free()
+		}
 		w.out = nil
 		_ = os.Remove(w.path)
 	}
@@ -346,6 +358,7 @@ func (w *PartWriter) frame(ctx context.Context) error {
 	f.SetPts(int64(k))
 	f.SetPictureType(astiav.PictureTypeNone)
 	f.SetKeyFrame(false)
+	w.out.ctx = ctx
 	err = w.out.send(f)
 	f.Free()
 	if err != nil {

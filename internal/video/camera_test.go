@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
@@ -159,5 +160,32 @@ func TestPartWriterStreamsAsEncodePart(t *testing.T) {
 	// A part that would start before the frames the pass has left behind.
 	if _, err := stream.BeginPart(9, 0, filepath.Join(dir, "behind.mp4")); !errors.Is(err, ErrBehind) {
 		t.Errorf("a part behind the pass: %v, want ErrBehind", err)
+	}
+}
+
+// A stopped export does not wait for an encoder that does not answer: it
+// returns at once, leaving the encoder where it is.
+func TestExportCameraStopsWhileEncoderHangs(t *testing.T) {
+	cam := cameraFixtures(t)[1]
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := ExportOptions{FPS: 30, Encoder: EncoderOptions{Codec: EncoderX264},
+		FilePath: func(c, f int) string { return filepath.Join(dir, fmt.Sprintf("c%d-f%d.mp4", c, f)) },
+		stallForTesting: func(e int) bool {
+			if e == 1 {
+				time.AfterFunc(50*time.Millisecond, cancel)
+				return true
+			}
+			return false
+		},
+		stallTimeoutForTesting: time.Minute,
+	}
+	start := time.Now()
+	_, err := ExportCamera(ctx, cam.sources(), testEpisodes(30), opts)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped while the encoder hangs: %v, want context.Canceled", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %v to stop", took)
 	}
 }

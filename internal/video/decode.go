@@ -58,8 +58,12 @@ func openGrowingDecoder(path string, grow *growingFile, threads int) (_ *decoder
 	url := path
 	if grow != nil {
 		// The file protocol's buffer size, so that the demuxer reads as it
-		// would read the file itself.
-		if d.ioc, err = astiav.AllocIOContext(32768, false, grow.read, grow.seek, nil); err != nil {
+		// would read the file itself; no seek function: a seekable input
+		// makes FFmpeg's mov demuxer read every fragment of a fragmented
+		// MP4 before its first packet (to index them), which on a growing
+		// file waits for its end. Read in order, a streaming file's
+		// packets are the same.
+		if d.ioc, err = astiav.AllocIOContext(32768, false, grow.read, nil, nil); err != nil {
 			return nil, fmt.Errorf("%s: io context: %w", path, err)
 		}
 		d.fc.SetPb(d.ioc)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/asticode/go-astiav"
 
@@ -121,8 +122,10 @@ type ExportOptions struct {
 	DecodeAll bool
 
 	// stallForTesting, when it returns true for an episode, makes that
-	// part's encoder stop answering (ErrEncoderHung after a short limit).
-	stallForTesting func(episode int) bool
+	// part's encoder stop answering (ErrEncoderHung after
+	// stallTimeoutForTesting, 50 ms when 0).
+	stallForTesting        func(episode int) bool
+	stallTimeoutForTesting time.Duration
 }
 
 // exporter holds the state of one camera's pass over its sources.

@@ -3,7 +3,6 @@ package video
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -26,9 +25,6 @@ import (
 // growPoll is how often a reader at the end of a growing file looks again.
 const growPoll = 20 * time.Millisecond
 
-// errUnknownEnd refuses a seek relative to the end of a growing file.
-var errUnknownEnd = astiav.ErrEpipe
-
 // errStopped ends a read that waits for growth when the pass is stopped.
 var errStopped = errors.New("video: reading stopped")
 
@@ -38,16 +34,77 @@ const (
 	clusterID  = 0x1F43B675
 )
 
-// streamingWebM decides from the first size bytes of r whether it is a WebM
-// that streams. decided is false while the bytes do not yet tell.
+// streamingFile decides from the first size bytes of r whether it is a
+// camera file that can be read as it grows: a WebM that streams or a
+// fragmented MP4. decided is false while the bytes do not yet tell.
+func streamingFile(r io.ReaderAt, size int64) (streams, decided bool) {
+	var head [8]byte
+	n, _ := r.ReadAt(head[:], 0)
+	switch {
+	case n >= 4 && binary.BigEndian.Uint32(head[:4]) == ebmlHeaderID:
+		return streamingWebM(r, size)
+	case n == 8 && string(head[4:8]) == "ftyp":
+		return streamingMP4(r, size)
+	}
+	return false, n == 8
+}
+
+// streamingMP4 decides whether the ISO BMFF file r is fragmented with its
+// moov first (a moov holding an mvex, before any media): such a file only
+// grows by fragments (moof, mdat) and, at its end, an index of them (mfra)
+// after them. One whose moov follows its media, or is rewritten at the end
+// (faststart), is read at its end.
+func streamingMP4(r io.ReaderAt, size int64) (streams, decided bool) {
+	for pos := int64(0); pos < size; {
+		var h [16]byte
+		if n, _ := r.ReadAt(h[:8], pos); n < 8 {
+			return false, false
+		}
+		typ := string(h[4:8])
+		boxSize, header := int64(binary.BigEndian.Uint32(h[:4])), int64(8)
+		switch boxSize {
+		case 0:
+			return false, true // runs to the end of the file: not a moov-first fragmented file
+		case 1:
+			if n, _ := r.ReadAt(h[8:16], pos+8); n < 8 {
+				return false, false
+			}
+			boxSize, header = int64(binary.BigEndian.Uint64(h[8:16])), 16
+		}
+		if boxSize < header {
+			return false, true
+		}
+		switch typ {
+		case "ftyp", "free", "skip":
+		case "moov":
+			if pos+boxSize > size {
+				return false, false // the moov is not whole yet
+			}
+			for c := pos + header; c+8 <= pos+boxSize; {
+				var ch [8]byte
+				if n, _ := r.ReadAt(ch[:], c); n < 8 {
+					return false, true
+				}
+				cs := int64(binary.BigEndian.Uint32(ch[:4]))
+				if string(ch[4:8]) == "mvex" {
+					return true, true
+				}
+				if cs < 8 {
+					return false, true
+				}
+				c += cs
+			}
+			return false, true
+		default:
+			return false, true // media before the index
+		}
+		pos += boxSize
+	}
+	return false, false
+}
+
+// streamingWebM decides whether the Matroska file r is a WebM that streams.
 func streamingWebM(r io.ReaderAt, size int64) (streams, decided bool) {
-	var head [4]byte
-	if n, _ := r.ReadAt(head[:], 0); n < 4 {
-		return false, false
-	}
-	if binary.BigEndian.Uint32(head[:]) != ebmlHeaderID {
-		return false, true
-	}
 	_, data, n, unknown, err := ebmlElement(r, 0)
 	if err != nil {
 		return false, false
@@ -132,7 +189,7 @@ func awaitSource(path string, final func() bool, stop <-chan struct{}) (*growing
 		if err == nil {
 			st, serr := f.Stat()
 			if serr == nil {
-				if streams, decided := streamingWebM(f, st.Size()); decided {
+				if streams, decided := streamingFile(f, st.Size()); decided {
 					if streams {
 						return &growingFile{path: path, f: f, final: final, stop: stop}, nil
 					}
@@ -169,41 +226,6 @@ func (g *growingFile) read(b []byte) (int, error) {
 			return 0, err
 		}
 	}
-}
-
-// seek is the demuxer's seek callback: positions are those of the final
-// file; its size is unknown until it is final.
-func (g *growingFile) seek(offset int64, whence int) (int64, error) {
-	const avseekSize = 0x10000
-	switch whence &^ 0x20000 { // AVSEEK_FORCE
-	case avseekSize:
-		if !g.final() {
-			return -1, nil
-		}
-		st, err := g.f.Stat()
-		if err != nil {
-			return -1, err
-		}
-		return st.Size(), nil
-	case io.SeekStart:
-		g.pos = offset
-	case io.SeekCurrent:
-		g.pos += offset
-	case io.SeekEnd:
-		// The end is not known yet: avio_size then reports the size
-		// unknown, as for a pipe, rather than wait for the recording to end.
-		if !g.final() {
-			return -1, errUnknownEnd
-		}
-		st, err := g.f.Stat()
-		if err != nil {
-			return -1, err
-		}
-		g.pos = st.Size() + offset
-	default:
-		return -1, fmt.Errorf("%s: seek whence %d", g.path, whence)
-	}
-	return g.pos, nil
 }
 
 func (g *growingFile) close() {

@@ -1,6 +1,7 @@
 package video
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -55,6 +56,9 @@ type outputFile struct {
 	hung bool
 	// stall, when set (tests), blocks every call until it is closed.
 	stall chan struct{}
+	// ctx, when set, stops waiting for a call: the output is then left to
+	// it, as a hung one is (a stopped export does not wait for an encoder).
+	ctx context.Context
 }
 
 // ErrEncoderHung is returned when a call into an encoder has not returned
@@ -87,9 +91,17 @@ func (o *outputFile) call(f func() error) error {
 	}()
 	t := time.NewTimer(limit)
 	defer t.Stop()
+	var stop <-chan struct{}
+	if o.ctx != nil {
+		stop = o.ctx.Done()
+	}
 	select {
 	case err := <-done:
 		return err
+	case <-stop:
+		o.hung = true
+		o.err = fmt.Errorf("%s: %w", o.path, o.ctx.Err())
+		return o.err
 	case <-t.C:
 		o.hung = true
 		o.err = fmt.Errorf("%s: %s: no answer in %s: %w", o.path, o.spec.encoder, limit, ErrEncoderHung)
@@ -292,6 +304,14 @@ func (o *outputFile) finish() error {
 	}
 	o.free()
 	return err
+}
+
+// abandon gives the output up without a call into the encoder: freeing an
+// SVT-AV1 encoder that was not flushed drains it first, which takes the
+// encoder's time and can hang; a stopped export (a signal) must not wait
+// for that. What it holds stays allocated until the process ends.
+func (o *outputFile) abandon() {
+	o.hung = true
 }
 
 // free releases everything; safe to call more than once. A hung output
