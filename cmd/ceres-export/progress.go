@@ -200,6 +200,10 @@ func newFollowProgress(w io.Writer, every time.Duration) *followProgress {
 func (p *followProgress) set(st export.FollowStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.tty && st.Ended && !p.st.Ended {
+		// The end of the session is news: said at once, not at the next tick.
+		fmt.Fprintf(p.w, "progress: %s\n", followLine(st))
+	}
 	p.st, p.has = st, true
 	if p.tty && time.Since(p.last) >= 500*time.Millisecond {
 		p.last = time.Now()

@@ -155,6 +155,9 @@ func followAndCompare(t *testing.T, c followCase) {
 		}
 		t.Errorf("beside the shards: %v, want session, followed, batch only (work left behind?)", names)
 	}
+	if c.startAfter == 0 && (len(statuses) == 0 || !statuses[0].Waiting) {
+		t.Errorf("the follow did not start before the session's journal existed")
+	}
 	// Before the session ended, what had the follow encoded?
 	before := 0
 	for _, s := range statuses {

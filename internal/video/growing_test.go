@@ -44,7 +44,7 @@ func TestStreamingWebM(t *testing.T) {
 		{"webm with a duration to patch", webmHead(append(timecodeScale, duration...)), false, true},
 		{"segment of known size", known, false, true},
 		{"mp4, media first", mp4Boxes(box("ftyp", "isom"), box("mdat", "xxxx"), box("moov", "")), false, true},
-		{"fragmented mp4, moov first", mp4Boxes(box("ftyp", "isom"), box("moov", string(box("mvhd", "..")) + string(box("mvex", "")))), true, true},
+		{"fragmented mp4, moov first", mp4Boxes(box("ftyp", "isom"), box("moov", string(box("mvhd", ".."))+string(box("mvex", "")))), true, true},
 		{"mp4, moov first, not fragmented", mp4Boxes(box("ftyp", "isom"), box("moov", string(box("mvhd", ".."))), box("mdat", "")), false, true},
 		{"fragmented mp4, moov not whole yet", mp4Boxes(box("ftyp", "isom"), box("moov", string(box("mvhd", ".."))+string(box("mvex", ""))))[:20], false, false},
 		{"neither", []byte("RIFF....AVI "), false, true},

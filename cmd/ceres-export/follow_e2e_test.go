@@ -1,0 +1,100 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
+)
+
+// export --follow beside synth --live: the shard equals a plain export of
+// the finished session, the progress lines say what the follow did, and a
+// signal while it follows leaves no shard and no work files.
+func TestE2EExportFollow(t *testing.T) {
+	testenv.Short(t, "records live sessions")
+	root := t.TempDir()
+	session := filepath.Join(root, "session")
+	synth := exec.Command(ceresBinary, "synth", "-o", session, "--seed", "3", "--cameras", "1", "--width", "64", "--height", "64",
+		"--time-scale", "0.15", "--live", "--speed", "6")
+	if err := synth.Start(); err != nil {
+		t.Fatal(err)
+	}
+	followed := filepath.Join(root, "followed")
+	_, stderr, code := run(t, "export", session, "-o", followed, "--follow", "--follow-idle", "5s", "--progress-every", "500ms")
+	if err := synth.Wait(); err != nil {
+		t.Fatalf("synth --live: %v", err)
+	}
+	if code != exitOK {
+		t.Fatalf("export --follow: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"progress: follow: session at", "episodes encoded", "real time", "session ended, committing"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the progress lines lack %q:\n%s", want, stderr)
+		}
+	}
+	batch := filepath.Join(root, "batch")
+	mustRun(t, "export", session, "-o", batch, "-q")
+	if diff := differingFiles(digest(t, followed), digest(t, batch)); len(diff) > 0 {
+		t.Errorf("the followed shard differs from the plain export in %v", diff)
+	}
+	if _, _, code := run(t, "verify", followed, "--journal", session); code != exitOK {
+		t.Errorf("verify of the followed shard: exit %d", code)
+	}
+	noStaging(t, root)
+
+	// Stopped while it follows.
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			root := t.TempDir()
+			session := filepath.Join(root, "session")
+			synth := exec.Command(ceresBinary, "synth", "-o", session, "--seed", "4", "--cameras", "1", "--width", "64", "--height", "64",
+				"--time-scale", "0.15", "--live", "--speed", "3")
+			if err := synth.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = synth.Process.Kill(); _ = synth.Wait() }()
+			dest := filepath.Join(root, "shard")
+			journal := func() bool {
+				_, err := os.Stat(filepath.Join(session, "journal", "000001.cjl"))
+				return err == nil
+			}
+			if code := signalled(t, sig, journal, 0, nil, "export", session, "-o", dest, "--follow", "-q"); code == exitOK {
+				t.Fatal("the follow finished before the session did")
+			}
+			if _, err := os.Stat(dest); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a stopped follow left %s: %v", dest, err)
+			}
+			entries, _ := os.ReadDir(root)
+			for _, e := range entries {
+				if e.Name() != "session" && !strings.HasPrefix(e.Name(), ".session.synth-live-") {
+					t.Errorf("a stopped follow left %s beside the session", e.Name())
+				}
+			}
+		})
+	}
+}
+
+// The follow's progress line says what an operator needs.
+func TestFollowLine(t *testing.T) {
+	for _, c := range []struct {
+		st   export.FollowStatus
+		want string
+	}{
+		{export.FollowStatus{Waiting: true}, "follow: waiting for the session's journal"},
+		{export.FollowStatus{SessionTime: 12_340_000_000, Episodes: 3, Encoded: 2, Pending: 1, Open: 1, Speed: 3.5, Behind: 1_500_000_000},
+			"follow: session at 12.3 s; 2 episodes encoded, 1 pending, 1 attempts open; encoder 3.5× real time; 1.5 s behind"},
+		{export.FollowStatus{SessionTime: 60_000_000_000, Episodes: 8, Encoded: 8, Ended: true, Speed: 12},
+			"follow: session at 60.0 s; 8 episodes encoded, 0 pending, 0 attempts open; encoder 12× real time; session ended, committing"},
+	} {
+		if got := followLine(c.st); got != c.want {
+			t.Errorf("followLine(%+v)\n got %q\nwant %q", c.st, got, c.want)
+		}
+	}
+}
