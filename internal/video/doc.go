@@ -21,8 +21,7 @@
 //
 //	next := first source frame; prev := none
 //	for each episode e (times non-decreasing across episodes):
-//	    if file not empty and bytes(file) + est(e) ≥ MaxFileBytes:
-//	        finish file; (chunk, file) := step(chunk, file)     // LeRobot's indices
+//	    open a fresh encoder writing e's part
 //	    for k, T := range e.Times:
 //	        while next ≠ none and t(next) ≤ T:                 // advance
 //	            prev := next; next := following source frame  // files in order;
@@ -34,15 +33,24 @@
 //	        gap += |t(chosen) − T| > 1e9/SourceFPS
 //	        frame := scale chosen to W×H yuv420p (once per distinct source frame)
 //	        if k ∈ sample_indices(len(e.Times)): add frame to e's image stats
-//	        encode frame with pts = frames already in the file, time base 1/FPS,
-//	        pict_type NONE, packet duration 1
-//	finish file: flush encoder (SendFrame(nil)), drain, trailer (+faststart)
+//	        encode frame with pts = k, time base 1/FPS, pict_type NONE,
+//	        packet duration 1
+//	    flush the encoder (SendFrame(nil)), drain, trailer   // while e+1 encodes
+//	for each part, in order:
+//	    if file not empty and payload(file) + payload(part) ≥ MaxFileBytes
+//	       (or frames past MaxFileFrames):
+//	        finish file; (chunk, file) := step(chunk, file)     // LeRobot's indices
+//	    append the part to the file by stream copy (Joiner: re-timed onto
+//	    the file's frame grid, packets untouched)
 //
-// Only prev, next and the converted frame are held (plus the encoder's own
-// look-ahead), whatever the session length. est(e) is len(e.Times) times the
-// average packet size so far (plus the frames still inside the encoder);
-// LeRobot compares the episode's real mp4 size, which a single encoder pass
-// cannot know before encoding it, so a file may end slightly above the limit.
+// Only prev, next and the converted frame are held (plus the encoders' own
+// look-ahead), whatever the session length. Each episode is encoded on its
+// own so that its bytes depend on its frames alone: a followed export
+// (CameraEncoder driven as the session records, PartWriter.Advance while
+// an attempt is recorded) writes the parts a batch export writes. The
+// selection of an episode's frames depends only on the source frames and
+// its times, so one pass serves every episode whatever was skipped or
+// thrown away before it (SkipTo, PartWriter.Abort).
 //
 // Each episode then sits in its file at from_timestamp = frames before it /
 // FPS, to_timestamp = from + len/FPS; the stream duration is frames/FPS
@@ -70,6 +78,8 @@
 // # Concurrency and logging
 //
 // ExportCamera shares nothing between calls: run one camera per goroutine.
+// Calls into an encoder are bounded (ErrEncoderHung) and end with the
+// caller's context.
 // FFmpeg's log level is process-wide; callers set it once with
 // SetLibraryLogging and never install astiav's log callback (see
 // docs/video.md).
