@@ -204,17 +204,8 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	if opts.Progress == nil {
 		opts.Progress = noProgress{}
 	}
-	enc, err := opts.Video.encoder()
+	enc, inputs, err := checkOptions(sessionDir, shardDir, opts)
 	if err != nil {
-		return nil, err
-	}
-	if err := opts.Privacy.Check(opts.Salt); err != nil {
-		return nil, err
-	}
-	inputs := append([]string{sessionDir}, opts.Inputs...)
-	// Refuse a destination that would destroy an input or something that is
-	// not ours before reading anything; Stage checks again under the lock.
-	if _, err := output.CheckDestination(shardDir, inputs, opts.Replace); err != nil {
 		return nil, err
 	}
 	// A directory without journal/ is not a session at all: say so, rather
@@ -411,6 +402,25 @@ type camera struct {
 	stream  string
 	feature shard.Feature
 	result  video.CameraResult
+}
+
+// checkOptions checks what an export is asked before it reads anything:
+// the encoder settings, the privacy mode's salt, and a destination that
+// would destroy an input or something that is not ours (Stage checks it
+// again under the lock). It returns the encoder settings and the inputs.
+func checkOptions(sessionDir, shardDir string, opts Options) (video.EncoderOptions, []string, error) {
+	enc, err := opts.Video.encoder()
+	if err != nil {
+		return enc, nil, err
+	}
+	if err := opts.Privacy.Check(opts.Salt); err != nil {
+		return enc, nil, err
+	}
+	inputs := append([]string{sessionDir}, opts.Inputs...)
+	if _, err := output.CheckDestination(shardDir, inputs, opts.Replace); err != nil {
+		return enc, nil, err
+	}
+	return enc, inputs, nil
 }
 
 // partsDir, inside the staging directory, holds the episodes' video parts

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
-	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
@@ -96,15 +95,8 @@ func Follow(ctx context.Context, sessionDir, shardDir string, opts Options, fo F
 	if fo.Poll <= 0 {
 		fo.Poll = defaultFollowPoll
 	}
-	enc, err := opts.Video.encoder()
+	enc, _, err := checkOptions(sessionDir, shardDir, opts)
 	if err != nil {
-		return nil, err
-	}
-	if err := opts.Privacy.Check(opts.Salt); err != nil {
-		return nil, err
-	}
-	inputs := append([]string{sessionDir}, opts.Inputs...)
-	if _, err := output.CheckDestination(shardDir, inputs, opts.Replace); err != nil {
 		return nil, err
 	}
 	abs, err := filepath.Abs(shardDir)

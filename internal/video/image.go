@@ -13,20 +13,12 @@ import (
 // statistics. The image owns its pixels and outlives the callback.
 func (f DecodedFrame) RGBA() (*image.RGBA, error) {
 	fr := f.Frame
-	if fr.PixelFormat() != astiav.PixelFormatYuv420P {
-		return nil, fmt.Errorf("video: frame %d is %s, want yuv420p", f.Index, fr.PixelFormat())
-	}
 	w, h := fr.Width(), fr.Height()
-	yp, yls := plane(fr, 0, h)
-	up, uls := plane(fr, 1, (h+1)/2)
-	vp, vls := plane(fr, 2, (h+1)/2)
-	if yp == nil || up == nil || vp == nil || uls != vls {
-		return nil, fmt.Errorf("video: frame %d has no picture planes", f.Index)
+	p, err := f.yuv420()
+	if err != nil {
+		return nil, err
 	}
-	m := bt601Matrix
-	if cs, _, _ := frameColors(fr); cs == int(astiav.ColorSpaceBt709) {
-		m = bt709Matrix
-	}
+	yp, yls, up, uls, vp, vls, m := p.y, p.yls, p.u, p.cls, p.v, p.cls, p.m
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	for y := range h {
 		yr := yp[y*yls : y*yls+w]
@@ -71,22 +63,14 @@ func (f DecodedFrame) Thumbnail(width int) (*image.RGBA, error) {
 	if width >= w {
 		return f.RGBA()
 	}
-	if fr.PixelFormat() != astiav.PixelFormatYuv420P {
-		return nil, fmt.Errorf("video: frame %d is %s, want yuv420p", f.Index, fr.PixelFormat())
-	}
 	if width < 1 {
 		return nil, fmt.Errorf("video: thumbnail width %d", width)
 	}
-	yp, yls := plane(fr, 0, h)
-	up, uls := plane(fr, 1, (h+1)/2)
-	vp, vls := plane(fr, 2, (h+1)/2)
-	if yp == nil || up == nil || vp == nil || uls != vls {
-		return nil, fmt.Errorf("video: frame %d has no picture planes", f.Index)
+	p, err := f.yuv420()
+	if err != nil {
+		return nil, err
 	}
-	m := bt601Matrix
-	if cs, _, _ := frameColors(fr); cs == int(astiav.ColorSpaceBt709) {
-		m = bt709Matrix
-	}
+	yp, yls, up, uls, vp, vls, m := p.y, p.yls, p.u, p.cls, p.v, p.cls, p.m
 	dh := max(1, h*width/w)
 	img := image.NewRGBA(image.Rect(0, 0, width, dh))
 	cw, ch := (w+1)/2, (h+1)/2
@@ -122,4 +106,32 @@ func (f DecodedFrame) Thumbnail(width int) (*image.RGBA, error) {
 		}
 	}
 	return img, nil
+}
+
+// yuv420Planes are a decoded yuv420p picture's planes and the matrix that
+// converts it to RGB (BT.709 when the frame says so, BT.601 otherwise).
+type yuv420Planes struct {
+	y, u, v  []byte
+	yls, cls int
+	m        yuvMatrix
+}
+
+// yuv420 returns the frame's planes, or why it has none.
+func (f DecodedFrame) yuv420() (yuv420Planes, error) {
+	fr := f.Frame
+	if fr.PixelFormat() != astiav.PixelFormatYuv420P {
+		return yuv420Planes{}, fmt.Errorf("video: frame %d is %s, want yuv420p", f.Index, fr.PixelFormat())
+	}
+	h := fr.Height()
+	yp, yls := plane(fr, 0, h)
+	up, uls := plane(fr, 1, (h+1)/2)
+	vp, vls := plane(fr, 2, (h+1)/2)
+	if yp == nil || up == nil || vp == nil || uls != vls {
+		return yuv420Planes{}, fmt.Errorf("video: frame %d has no picture planes", f.Index)
+	}
+	m := bt601Matrix
+	if cs, _, _ := frameColors(fr); cs == int(astiav.ColorSpaceBt709) {
+		m = bt709Matrix
+	}
+	return yuv420Planes{y: yp, u: up, v: vp, yls: yls, cls: uls, m: m}, nil
 }
