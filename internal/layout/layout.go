@@ -242,7 +242,10 @@ func VideoColumn(key, field string) string { return VideosDir + "/" + key + "/" 
 
 // StatsColumn is per-episode statistic stat (min, max, mean, std, count,
 // q01 ...) of feature name.
-func StatsColumn(name, stat string) string { return "stats/" + name + "/" + stat }
+func StatsColumn(name, stat string) string { return StatsColumnPrefix + name + "/" + stat }
+
+// StatsColumnPrefix begins every StatsColumn.
+const StatsColumnPrefix = "stats/"
 
 // The columns of meta/tasks.parquet: task_index, and the task string as
 // the pandas index, a "task" column (newer LeRobot, this tool) or

@@ -139,7 +139,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	defer st.Abort()
 	sources := make([]*source, len(dirs))
 	openErrs := make([]error, len(dirs))
-	twoAtATime(len(dirs), func(i int) { sources[i], openErrs[i] = openSource(ctx, dirs[i]) })
+	perCore(len(dirs), func(i int) { sources[i], openErrs[i] = openSource(ctx, dirs[i]) })
 	for i, d := range dirs {
 		s, err := sources[i], openErrs[i]
 		if err != nil {
@@ -265,11 +265,11 @@ func checkDuplicates(sources []*source) error {
 	return nil
 }
 
-// twoAtATime calls fn(i) for i in [0, n), two calls at a time: the
-// sources' opening (their metadata Parquet files) and their quick verify
-// (hashing their video files) each keep both cores busy that way.
-func twoAtATime(n int, fn func(i int)) {
-	sem := make(chan struct{}, 2)
+// perCore calls fn(i) for i in [0, n), as many calls at a time as there
+// are cores: the sources' opening (their metadata Parquet files) and their
+// quick verify (hashing their video files) are CPU-bound, one source each.
+func perCore(n int, fn func(i int)) {
+	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -286,7 +286,7 @@ func twoAtATime(n int, fn func(i int)) {
 // in source order.
 func quickVerifyAll(ctx context.Context, sources []*source) error {
 	errs := make([]error, len(sources))
-	twoAtATime(len(sources), func(i int) { errs[i] = quickVerify(ctx, sources[i].dir) })
+	perCore(len(sources), func(i int) { errs[i] = quickVerify(ctx, sources[i].dir) })
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -477,8 +477,24 @@ func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature) ([]Episode,
 	var eps []Episode
 	var epStats [][]Stats
 	var frames int64
+	// Without data statistics asked for, their columns (most of the file)
+	// are not read; a video segment carries its feature's.
+	var keep func(string) bool
+	if len(stats) == 0 {
+		keep = func(name string) bool {
+			if !strings.HasPrefix(name, layout.StatsColumnPrefix) {
+				return true
+			}
+			for _, f := range d.Info.VideoFeatures() {
+				if strings.HasPrefix(name, layout.StatsColumn(f.Name, "")) {
+					return true
+				}
+			}
+			return false
+		}
+	}
 	for _, p := range files {
-		t, err := readTable(ctx, p)
+		t, err := readColumns(ctx, p, keep)
 		if err != nil {
 			return nil, nil, err
 		}

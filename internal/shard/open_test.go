@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
@@ -44,6 +45,31 @@ func TestOpenReadsWhatTheBuilderWrote(t *testing.T) {
 	if len(eps) != len(b.episodes) {
 		t.Fatalf("%d episodes, want %d", len(eps), len(b.episodes))
 	}
+	// Episodes reads no data statistics columns; what it returns is what
+	// the whole file gives.
+	whole, _, err := ds.EpisodesWithStats(context.Background(), ds.Info.DataFeatures())
+	if err != nil || !reflect.DeepEqual(whole, eps) {
+		t.Fatalf("episodes read whole (err %v) differ from those read without statistics", err)
+	}
+	metaFile := ds.Path(layout.EpisodesDir + "/chunk-000/file-000.parquet")
+	all, err := readTable(context.Background(), metaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noStats, err := readColumns(context.Background(), metaFile, func(name string) bool { return !strings.HasPrefix(name, layout.StatsColumnPrefix) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range all.cols {
+		if _, kept := noStats.cols[name]; kept == strings.HasPrefix(name, layout.StatsColumnPrefix) {
+			t.Errorf("column %s: read %v without statistics", name, kept)
+		}
+	}
+	if len(noStats.cols) == 0 || len(noStats.cols) == len(all.cols) || noStats.rows != all.rows {
+		t.Errorf("%d of %d columns, %d of %d rows read without statistics", len(noStats.cols), len(all.cols), noStats.rows, all.rows)
+	}
+	all.release()
+	noStats.release()
 	rows := ds.NewRowReader(nil)
 	defer rows.Close()
 	for i, e := range eps {

@@ -14,15 +14,25 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
-// table is one Parquet file read whole through pqarrow, each column one
-// array. Metadata files and LeRobot data files (100 MB at most) fit.
+// table is one Parquet file read through pqarrow, each column one array.
+// Metadata files and LeRobot data files (100 MB at most) fit.
 type table struct {
 	path string
 	rows int
 	cols map[string]arrow.Array
 }
 
+// readTable reads every column of the Parquet file at path.
 func readTable(ctx context.Context, path string) (*table, error) {
+	return readColumns(ctx, path, nil)
+}
+
+// readColumns reads the columns of the Parquet file at path whose name
+// keep accepts (nil: all). Each column read costs a page reader with
+// buffers of its own (16 KiB at least), whatever the column holds: most of
+// a small meta/episodes file's read goes to statistics columns that a
+// reader of its episodes does not need.
+func readColumns(ctx context.Context, path string, keep func(name string) bool) (*table, error) {
 	// Opened through input: a FIFO in a dataset must not block the reader.
 	f, err := input.Open(path)
 	if err != nil {
@@ -43,7 +53,17 @@ func readTable(ctx context.Context, path string) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	tbl, err := fr.ReadTable(ctx)
+	var leaves, groups []int
+	sc := pf.MetaData().Schema
+	for i := 0; i < sc.NumColumns(); i++ {
+		if keep == nil || keep(sc.Column(i).ColumnPath()[0]) {
+			leaves = append(leaves, i)
+		}
+	}
+	for i := 0; i < pf.NumRowGroups(); i++ {
+		groups = append(groups, i)
+	}
+	tbl, err := fr.ReadRowGroups(ctx, leaves, groups)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
