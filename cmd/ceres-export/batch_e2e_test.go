@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +20,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/testtree"
 )
 
 // The test campaign: 12 tiny synthetic sessions, retries in all of them
@@ -155,16 +155,16 @@ func checkRecords(t *testing.T, out string, attempts int, slurm bool) map[string
 
 // shardDigests digests every task's shard under out (nil for a task with
 // none), leaving out the files named in skip.
-func shardDigests(t *testing.T, out string, skip ...string) map[string]map[string]string {
+func shardDigests(t *testing.T, out string, skip ...string) map[string]map[string][]byte {
 	t.Helper()
-	all := map[string]map[string]string{}
+	all := map[string]map[string][]byte{}
 	for _, c := range campaignCases {
 		id := campaignTaskID(c)
 		if _, err := os.Stat(filepath.Join(out, id)); err != nil {
 			all[id] = nil
 			continue
 		}
-		d := digest(t, filepath.Join(out, id))
+		d := testtree.Files(t, filepath.Join(out, id))
 		for _, s := range skip {
 			delete(d, s)
 		}
@@ -293,7 +293,7 @@ func TestE2EBatchSlurm(t *testing.T) {
 		}
 	}
 	for _, setting := range []string{"av1", "h264"} {
-		l, s := digest(t, filepath.Join(localMerged, setting)), digest(t, filepath.Join(slurmMerged, setting))
+		l, s := testtree.Files(t, filepath.Join(localMerged, setting)), testtree.Files(t, filepath.Join(slurmMerged, setting))
 		if len(l) == 0 || !sameFiles(l, s) {
 			t.Errorf("merged %s: SLURM's (%d files) differs from the local (%d files)", setting, len(s), len(l))
 		}
@@ -422,7 +422,7 @@ func TestE2EBatchKillResume(t *testing.T) {
 
 // resumeCheck finishes the killed campaign in out and compares it with the
 // uninterrupted run's shards.
-func resumeCheck(t *testing.T, manifest, out string, reference map[string]map[string]string) {
+func resumeCheck(t *testing.T, manifest, out string, reference map[string]map[string][]byte) {
 	t.Helper()
 	before := finished(t, out)
 	stdout, stderr, code := run(t, "batch", manifest, "-o", out, "--jobs", "2")
@@ -441,18 +441,7 @@ func resumeCheck(t *testing.T, manifest, out string, reference map[string]map[st
 	if got := shardDigests(t, out, filepath.ToSlash(layout.CampaignPath)); !reflect.DeepEqual(got, reference) {
 		for id := range reference {
 			if !reflect.DeepEqual(got[id], reference[id]) {
-				var files []string
-				for f, sum := range reference[id] {
-					if got[id][f] != sum {
-						files = append(files, f)
-					}
-				}
-				for f := range got[id] {
-					if _, ok := reference[id][f]; !ok {
-						files = append(files, f+" (not in the reference)")
-					}
-				}
-				sort.Strings(files)
+				files := testtree.Differing(got[id], reference[id])
 				t.Errorf("%s differs from the uninterrupted run's: %s", id, strings.Join(files, ", "))
 			}
 		}
@@ -521,7 +510,7 @@ func TestE2EBatchKillAfterCommit(t *testing.T) {
 	if stdout, stderr, code := run(t, "batch", manifest, "-o", out, "--case-id", c.id); code != 0 {
 		t.Fatalf("batch: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	made := digest(t, filepath.Join(out, id))
+	made := testtree.Files(t, filepath.Join(out, id))
 	// The record as the killed attempt left it: running, its process gone.
 	path := filepath.Join(out, layout.AttemptsDir, id, "attempt-0001.json")
 	var rec map[string]any
@@ -549,7 +538,7 @@ func TestE2EBatchKillAfterCommit(t *testing.T) {
 	if r.State != campaign.StateSucceeded || r.ShardReportSHA256 != want || r.Episodes == 0 || r.Frames == 0 || !strings.Contains(r.Note, "committed shard") || r.Expectation == nil || !r.Expectation.Met {
 		t.Errorf("completed record %+v", r)
 	}
-	if got := digest(t, filepath.Join(out, id)); !reflect.DeepEqual(got, made) {
+	if got := testtree.Files(t, filepath.Join(out, id)); !reflect.DeepEqual(got, made) {
 		t.Errorf("the shard changed")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/testtree"
 )
 
 // Issue 23, class 6: the destination rules (no overlap with any input, no
@@ -33,7 +34,7 @@ func TestE2EEveryOutputFollowsTheDestinationRules(t *testing.T) {
 	os.WriteFile(notPage, []byte("<p>my notes</p>"), 0o644)
 	page := filepath.Join(work, "page.html")
 	mustRun(t, "report", session, "-o", page)
-	before := map[string]map[string]string{"session": digest(t, session), "out": digest(t, out)}
+	before := map[string]map[string][]byte{"session": testtree.Files(t, session), "out": testtree.Files(t, out)}
 
 	for _, c := range []struct {
 		name string
@@ -61,7 +62,7 @@ func TestE2EEveryOutputFollowsTheDestinationRules(t *testing.T) {
 			}
 		})
 	}
-	after := map[string]map[string]string{"session": digest(t, session), "out": digest(t, out)}
+	after := map[string]map[string][]byte{"session": testtree.Files(t, session), "out": testtree.Files(t, out)}
 	for k := range before {
 		if !sameFiles(before[k], after[k]) {
 			t.Errorf("the %s changed", k)

@@ -5,17 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/testtree"
 )
 
 // ceresBinary is the ceres-export binary built once for the end-to-end tests.
@@ -140,42 +139,8 @@ func TestE2EExportExitCodes(t *testing.T) {
 	}
 }
 
-// digest maps every file under dir (relative path) to its bytes.
-func digest(t *testing.T, dir string) map[string]string {
-	files := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		rel, _ := filepath.Rel(dir, path)
-		files[rel] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
-func sameFiles(a, b map[string]string) bool { return len(differingFiles(a, b)) == 0 }
-
-// differingFiles names the files that a and b do not hold alike.
-func differingFiles(a, b map[string]string) []string {
-	var out []string
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			out = append(out, k)
-		}
-	}
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			out = append(out, k)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
+// sameFiles reports whether a and b hold the same files with the same bytes.
+func sameFiles(a, b map[string][]byte) bool { return len(testtree.Differing(a, b)) == 0 }
 
 func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
@@ -200,7 +165,7 @@ func TestE2EKillDuringReexport(t *testing.T) {
 	}
 	pristine := filepath.Join(work, "pristine")
 	mustRun(t, "export", session, "-o", pristine, "--vcodec", "h264", "-q")
-	old := digest(t, pristine)
+	old := testtree.Files(t, pristine)
 
 	// The complete new shard, and how long a re-export takes.
 	probe := filepath.Join(work, "probe")
@@ -208,7 +173,7 @@ func TestE2EKillDuringReexport(t *testing.T) {
 	start := time.Now()
 	mustRun(t, "export", session, "-o", probe, "--vcodec", "h264", "-q", "--task-spec", fixed, "--replace")
 	took := time.Since(start)
-	fresh := digest(t, probe)
+	fresh := testtree.Files(t, probe)
 	if sameFiles(old, fresh) {
 		t.Fatal("the re-export changed nothing; the test would prove nothing")
 	}
@@ -230,7 +195,7 @@ func TestE2EKillDuringReexport(t *testing.T) {
 		if _, errOut, code := run(t, "verify", dest, "--quick"); code != 0 {
 			t.Fatalf("kill %d: verify of the destination: exit %d\n%s", i, code, errOut)
 		}
-		got := digest(t, dest)
+		got := testtree.Files(t, dest)
 		switch {
 		case sameFiles(got, old):
 			sawOld++
@@ -248,7 +213,7 @@ func TestE2EKillDuringReexport(t *testing.T) {
 			}
 		}
 		mustRun(t, "export", session, "-o", dest, "--vcodec", "h264", "-q", "--task-spec", fixed, "--replace")
-		if got := digest(t, dest); !sameFiles(got, fresh) {
+		if got := testtree.Files(t, dest); !sameFiles(got, fresh) {
 			t.Fatalf("kill %d: the export after the kill did not give the new shard", i)
 		}
 		entries, _ = os.ReadDir(filepath.Dir(dest))

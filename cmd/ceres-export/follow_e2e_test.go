@@ -12,6 +12,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/testenv"
+	"github.com/ceres-robotics/ceres-export/internal/testtree"
 )
 
 // export --follow beside synth --live: the shard equals a plain export of
@@ -41,7 +42,7 @@ func TestE2EExportFollow(t *testing.T) {
 	}
 	batch := filepath.Join(root, "batch")
 	mustRun(t, "export", session, "-o", batch, "-q")
-	if diff := differingFiles(digest(t, followed), digest(t, batch)); len(diff) > 0 {
+	if diff := testtree.Differing(testtree.Files(t, followed), testtree.Files(t, batch)); len(diff) > 0 {
 		t.Errorf("the followed shard differs from the plain export in %v", diff)
 	}
 	if _, _, code := run(t, "verify", followed, "--journal", session); code != exitOK {

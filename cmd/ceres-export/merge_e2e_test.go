@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/testtree"
 )
 
 // exportShard synthesises a session and exports it; it returns the shard.
@@ -52,7 +54,7 @@ func TestE2EMergeExitCodes(t *testing.T) {
 	// The same inputs give the same bytes.
 	again := filepath.Join(work, "again")
 	mustRun(t, "merge", a, b, "-o", again)
-	if !sameFiles(digest(t, out), digest(t, again)) {
+	if !sameFiles(testtree.Files(t, out), testtree.Files(t, again)) {
 		t.Fatal("two merges of the same shards differ")
 	}
 }
@@ -67,14 +69,14 @@ func TestE2EKillDuringMergeInto(t *testing.T) {
 	work := t.TempDir()
 	pristine := filepath.Join(work, "pristine")
 	mustRun(t, "merge", a, b, "-o", pristine)
-	old := digest(t, pristine)
+	old := testtree.Files(t, pristine)
 
 	probe := filepath.Join(work, "probe")
 	copyTree(t, pristine, probe)
 	start := time.Now()
 	mustRun(t, "merge", "--into", probe, c)
 	took := time.Since(start)
-	fresh := digest(t, probe)
+	fresh := testtree.Files(t, probe)
 	if sameFiles(old, fresh) {
 		t.Fatal("merge --into changed nothing; the test would prove nothing")
 	}
@@ -105,7 +107,7 @@ func TestE2EKillDuringMergeInto(t *testing.T) {
 		if _, errOut, code := run(t, "verify", dest, "--quick"); code != 0 {
 			t.Fatalf("kill %d after %v: verify: exit %d\n%s", i, delay, code, errOut)
 		}
-		switch got := digest(t, dest); {
+		switch got := testtree.Files(t, dest); {
 		case sameFiles(got, old):
 			sawOld++
 		case sameFiles(got, fresh):
@@ -123,7 +125,7 @@ func TestE2EKillDuringMergeInto(t *testing.T) {
 		if _, errOut, code := run(t, "merge", "--into", dest, c); code != 0 && !strings.Contains(errOut, "same shard") {
 			t.Fatalf("kill %d: merge after the kill: exit %d\n%s", i, code, errOut)
 		}
-		if got := digest(t, dest); !sameFiles(got, fresh) {
+		if got := testtree.Files(t, dest); !sameFiles(got, fresh) {
 			t.Fatalf("kill %d: after the kill and a new merge the dataset is not the new one", i)
 		}
 	}

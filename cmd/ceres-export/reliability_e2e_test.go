@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/testtree"
 )
 
 // TestExitStatusOfCLIErrors: cobra's own errors, before any command runs,
@@ -119,7 +121,7 @@ func TestE2EDestinationRefusals(t *testing.T) {
 	if err := os.Symlink(home, filepath.Join(work, "link-home")); err != nil {
 		t.Fatal(err)
 	}
-	before := map[string]map[string]string{"session": digest(t, session), "shard": digest(t, shardDir), "home": digest(t, home)}
+	before := map[string]map[string][]byte{"session": testtree.Files(t, session), "shard": testtree.Files(t, shardDir), "home": testtree.Files(t, home)}
 	for _, c := range []struct {
 		name string
 		args []string
@@ -147,7 +149,7 @@ func TestE2EDestinationRefusals(t *testing.T) {
 			}
 		})
 	}
-	after := map[string]map[string]string{"session": digest(t, session), "shard": digest(t, shardDir), "home": digest(t, home)}
+	after := map[string]map[string][]byte{"session": testtree.Files(t, session), "shard": testtree.Files(t, shardDir), "home": testtree.Files(t, home)}
 	for k := range before {
 		if !sameFiles(before[k], after[k]) {
 			t.Errorf("the %s changed", k)
@@ -275,7 +277,7 @@ func TestE2EConcurrentReplace(t *testing.T) {
 	parent := t.TempDir()
 	dest := filepath.Join(parent, "shard")
 	mustRun(t, "export", session, "-o", dest, "--vcodec", "h264", "-q")
-	want := digest(t, dest)
+	want := testtree.Files(t, dest)
 	for round := range 3 {
 		var wg sync.WaitGroup
 		codes := make([]int, 3)
@@ -308,7 +310,7 @@ func TestE2EConcurrentReplace(t *testing.T) {
 		if _, errOut, code := run(t, "verify", dest, "--journal", session); code != 0 {
 			t.Fatalf("round %d: verify: exit %d\n%s", round, code, errOut)
 		}
-		if diff := differingFiles(digest(t, dest), want); len(diff) > 0 {
+		if diff := testtree.Differing(testtree.Files(t, dest), want); len(diff) > 0 {
 			t.Errorf("round %d: the shard differs from a lone export's in %v", round, diff)
 		}
 		noStaging(t, parent)

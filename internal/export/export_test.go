@@ -1,12 +1,10 @@
 package export
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +22,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/testtree"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
@@ -285,35 +284,12 @@ func TestExportRowByRow(t *testing.T) {
 	}
 }
 
-// shardFiles maps every file of a shard (relative path) to its bytes.
-func shardFiles(t *testing.T, dir string) map[string][]byte {
-	files := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		rel, _ := filepath.Rel(dir, path)
-		files[rel] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
-
-// sameFiles reports, naming the comparison what, a file set that differs
-// between a and b and every file whose bytes differ.
+// sameFiles reports, naming the comparison what, every file in one of a
+// and b only or with other bytes.
 func sameFiles(t *testing.T, what string, a, b map[string][]byte) {
 	t.Helper()
-	if len(a) != len(b) {
-		t.Errorf("%s: %d files, then %d", what, len(a), len(b))
-	}
-	for _, name := range slices.Sorted(maps.Keys(a)) {
-		if !bytes.Equal(a[name], b[name]) {
-			t.Errorf("%s: %s differs", what, name)
-		}
+	for _, name := range testtree.Differing(a, b) {
+		t.Errorf("%s: %s differs", what, name)
 	}
 }
 
@@ -326,7 +302,7 @@ func TestExportDeterministic(t *testing.T) {
 		if _, err := Export(ctx, session, dest, Options{}); err != nil {
 			t.Fatal(err)
 		}
-		runs = append(runs, shardFiles(t, dest))
+		runs = append(runs, testtree.Files(t, dest))
 	}
 	if len(runs[0]) < 7 {
 		t.Fatalf("shard has only %d files", len(runs[0]))
@@ -342,7 +318,7 @@ func TestExportAtomic(t *testing.T) {
 	if _, err := Export(ctx, session, dest, Options{Video: h264}); err != nil {
 		t.Fatal(err)
 	}
-	before := shardFiles(t, dest)
+	before := testtree.Files(t, dest)
 
 	if _, err := Export(ctx, session, dest, Options{FPS: 10}); !errors.Is(err, output.ErrDestinationExists) {
 		t.Errorf("export over an existing shard without Replace: %v, want ErrDestinationExists", err)
@@ -353,7 +329,7 @@ func TestExportAtomic(t *testing.T) {
 	if !errors.Is(err, ErrStrict) {
 		t.Fatalf("strict export of a cut camera: %v, want ErrStrict", err)
 	}
-	sameFiles(t, "the shard before and after a failed export", before, shardFiles(t, dest))
+	sameFiles(t, "the shard before and after a failed export", before, testtree.Files(t, dest))
 	entries, err := os.ReadDir(filepath.Dir(dest))
 	if err != nil {
 		t.Fatal(err)

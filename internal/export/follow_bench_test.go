@@ -1,10 +1,7 @@
 package export_test
 
 import (
-	"bytes"
 	"context"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -14,6 +11,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/page"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/testtree"
 )
 
 // followBenchSpeed is how much faster than real time the benchmark's
@@ -87,29 +85,7 @@ func BenchmarkFollow(b *testing.B) {
 // sameShard fails unless the shards at a and b hold the same bytes.
 func sameShard(tb testing.TB, a, b string) {
 	tb.Helper()
-	read := func(dir string) map[string][]byte {
-		out := map[string][]byte{}
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			rel, _ := filepath.Rel(dir, p)
-			out[rel] = data
-			return err
-		})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return out
-	}
-	x, y := read(a), read(b)
-	if len(x) != len(y) {
-		tb.Fatalf("followed shard has %d files, the batch export's %d", len(x), len(y))
-	}
-	for name, data := range y {
-		if !bytes.Equal(x[name], data) {
-			tb.Fatalf("%s: the followed shard differs from the batch export's", name)
-		}
+	if diff := testtree.Differing(testtree.Files(tb, a), testtree.Files(tb, b)); len(diff) > 0 {
+		tb.Fatalf("the followed shard differs from the batch export's in %q", diff)
 	}
 }

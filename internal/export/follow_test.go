@@ -1,10 +1,8 @@
 package export
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,48 +12,19 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/internal/testenv"
+	"github.com/ceres-robotics/ceres-export/internal/testtree"
 )
-
-// treeFiles returns every regular file under dir by relative path.
-func treeFiles(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // sameTree fails unless the shards at got and want hold the same files
 // with the same bytes.
 func sameTree(t *testing.T, got, want string) {
 	t.Helper()
-	g, w := treeFiles(t, got), treeFiles(t, want)
-	for name, b := range w {
-		gb, ok := g[name]
-		switch {
-		case !ok:
-			t.Errorf("%s: missing from the followed shard", name)
-		case !bytes.Equal(gb, b):
-			t.Errorf("%s: differs from the batch export's (%d bytes, want %d)", name, len(gb), len(b))
-		}
-	}
-	for name := range g {
-		if _, ok := w[name]; !ok {
-			t.Errorf("%s: in the followed shard only", name)
-		}
-	}
+	w := testtree.Files(t, want)
 	if len(w) == 0 {
 		t.Error("the batch export wrote no files")
+	}
+	for _, name := range testtree.Differing(testtree.Files(t, got), w) {
+		t.Errorf("%s: the followed shard's differs from the batch export's (or is in one of them only)", name)
 	}
 }
 

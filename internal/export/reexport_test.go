@@ -14,6 +14,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/testtree"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
@@ -47,7 +48,7 @@ func TestReexportTextFix(t *testing.T) {
 	if enc.calls.Load() != 2 {
 		t.Fatalf("first export encoded %d cameras, want 2", enc.calls.Load())
 	}
-	before := shardFiles(t, dest)
+	before := testtree.Files(t, dest)
 
 	opts.TaskSpec, opts.Replace = []byte(fixedSpec), true
 	rep, err := Export(ctx, session, dest, opts)
@@ -60,7 +61,7 @@ func TestReexportTextFix(t *testing.T) {
 	if len(rep.VideoReused) != 2 {
 		t.Errorf("video reused for %v, want both cameras", rep.VideoReused)
 	}
-	after := shardFiles(t, dest)
+	after := testtree.Files(t, dest)
 	for name, b := range before {
 		if strings.HasPrefix(name, layout.VideosDir+"/") && !bytes.Equal(b, after[name]) {
 			t.Errorf("%s changed in a text-only re-export", name)
@@ -100,7 +101,7 @@ func TestReexportTextFix(t *testing.T) {
 	if _, err := Export(ctx, session, dest, opts); err != nil {
 		t.Fatal(err)
 	}
-	sameFiles(t, "two identical re-exports", after, shardFiles(t, dest))
+	sameFiles(t, "two identical re-exports", after, testtree.Files(t, dest))
 	checkShard(t, session, dest, rep)
 }
 
@@ -132,7 +133,7 @@ func TestReexportRefused(t *testing.T) {
 	if _, err := Export(ctx, session, dest, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	before := shardFiles(t, dest)
+	before := testtree.Files(t, dest)
 	cases := map[string]string{
 		"task-missing": strings.Replace(synth.ExampleSpec, `"id": "inspect"`, `"id": "look"`, 1),
 		"type-changed": strings.Replace(strings.Replace(synth.ExampleSpec, `"type": "open"`, `"type": "timed"`, 1),
@@ -148,7 +149,7 @@ func TestReexportRefused(t *testing.T) {
 			if name != "invalid" && !strings.Contains(err.Error(), map[string]string{"task-missing": "inspect", "type-changed": "open"}[name]) {
 				t.Errorf("error %q does not name the offending task", err)
 			}
-			after := shardFiles(t, dest)
+			after := testtree.Files(t, dest)
 			for f, b := range before {
 				if !bytes.Equal(b, after[f]) {
 					t.Errorf("refused re-export changed %s", f)

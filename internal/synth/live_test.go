@@ -10,26 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-// files returns every regular file under dir by relative path.
-func files(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		out[filepath.ToSlash(rel)] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+	"github.com/ceres-robotics/ceres-export/internal/testtree"
+)
 
 // A live session is the session Write makes, byte for byte, written as a
 // recorder writes it: the journal and the streaming camera file grow while
@@ -95,7 +78,7 @@ func TestWriteLive(t *testing.T) {
 			if want := time.Duration(float64(res.End) / speed); took < want*9/10 {
 				t.Errorf("a session of %v at speed %v took %v, want at least %v", time.Duration(res.End), speed, took, want)
 			}
-			a, b := files(t, batch), files(t, live)
+			a, b := testtree.Files(t, batch), testtree.Files(t, live)
 			if len(a) != len(b) {
 				t.Fatalf("batch wrote %d files, live %d", len(a), len(b))
 			}
