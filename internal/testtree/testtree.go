@@ -6,10 +6,11 @@ package testtree
 import (
 	"bytes"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
 // Files maps every file under dir, by its slash-separated path relative to
@@ -21,7 +22,7 @@ func Files(tb testing.TB, dir string) map[string][]byte {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := os.ReadFile(p)
+		b, err := input.ReadFile(p)
 		rel, _ := filepath.Rel(dir, p)
 		out[filepath.ToSlash(rel)] = b
 		return err

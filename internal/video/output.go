@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asticode/go-astiav"
@@ -29,8 +30,8 @@ type encoderSpec struct {
 	// packetDuration, when > 0, is stamped on every packet (in timeBase) so
 	// that a constant-rate stream's duration is frames × duration exactly.
 	packetDuration int64
-	// hangTimeout bounds each call into the encoder; 0 means
-	// defaultHangTimeout.
+	// hangTimeout, when > 0 (tests), bounds the time between packets of a
+	// call into the encoder instead of hangLimit's bound.
 	hangTimeout time.Duration
 }
 
@@ -56,6 +57,9 @@ type outputFile struct {
 	hung bool
 	// stall, when set (tests), blocks every call until it is closed.
 	stall chan struct{}
+	// progress is when the current call started or last yielded a packet
+	// (Unix nanoseconds), for call's watchdog.
+	progress atomic.Int64
 	// ctx, when set, stops waiting for a call: the output is then left to
 	// it, as a hung one is (a stopped export does not wait for an encoder).
 	ctx context.Context
@@ -69,19 +73,35 @@ type outputFile struct {
 // a fresh encoder; the output is deterministic, so the bytes are the same.
 var ErrEncoderHung = errors.New("video: encoder stopped responding")
 
-// defaultHangTimeout bounds one call into an encoder: a frame, or the
-// flush of the frames it holds (a few dozen), takes milliseconds; a minute
-// is a hang even on a machine loaded many times over.
-const defaultHangTimeout = time.Minute
+// A call into an encoder is hung when it yields no packet for longer than
+// the work it holds could take: hangFloor, plus hangSecondsPerMegapixel for
+// each frame it holds (those sent and not yet returned, and one more) at
+// the output's size. The bound is per packet, not per call, so that the
+// flush of a long part is not cut short, and far above any real speed
+// (SVT-AV1 and x264 encode tens of megapixels a second on two cores; the
+// bound allows one), so that only a hang meets it. A hang found sooner
+// costs its part less: the part is encoded again either way.
+const (
+	hangFloor               = 10 * time.Second
+	hangSecondsPerMegapixel = 1.0
+)
 
-// call runs f, a call into the encoder, bounded by the spec's hang
-// timeout; on a timeout the output is marked hung and ErrEncoderHung
-// returned while f stays blocked.
-func (o *outputFile) call(f func() error) error {
-	limit := o.spec.hangTimeout
-	if limit <= 0 {
-		limit = defaultHangTimeout
+// hangLimit is how long the current call may go without a packet.
+func (o *outputFile) hangLimit() time.Duration {
+	if o.spec.hangTimeout > 0 {
+		return o.spec.hangTimeout
 	}
+	held := float64(o.sent-o.packets) + 1
+	mp := float64(o.spec.width*o.spec.height) / 1e6
+	return hangFloor + time.Duration(held*mp*hangSecondsPerMegapixel*float64(time.Second))
+}
+
+// call runs f, a call into the encoder, bounded by hangLimit between the
+// packets it yields; on a timeout the output is marked hung and
+// ErrEncoderHung returned while f stays blocked.
+func (o *outputFile) call(f func() error) error {
+	limit := o.hangLimit()
+	o.progress.Store(time.Now().UnixNano())
 	done := make(chan error, 1)
 	go func() {
 		if o.stall != nil {
@@ -89,23 +109,29 @@ func (o *outputFile) call(f func() error) error {
 		}
 		done <- f()
 	}()
-	t := time.NewTimer(limit)
-	defer t.Stop()
+	// The check runs a few times per limit: a packet moves the deadline.
+	tick := time.NewTicker(max(limit/8, time.Millisecond))
+	defer tick.Stop()
 	var stop <-chan struct{}
 	if o.ctx != nil {
 		stop = o.ctx.Done()
 	}
-	select {
-	case err := <-done:
-		return err
-	case <-stop:
-		o.hung = true
-		o.err = fmt.Errorf("%s: %w", o.path, o.ctx.Err())
-		return o.err
-	case <-t.C:
-		o.hung = true
-		o.err = fmt.Errorf("%s: %s: no answer in %s: %w", o.path, o.spec.encoder, limit, ErrEncoderHung)
-		return o.err
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-stop:
+			o.hung = true
+			o.err = fmt.Errorf("%s: %w", o.path, o.ctx.Err())
+			return o.err
+		case <-tick.C:
+			if time.Since(time.Unix(0, o.progress.Load())) < limit {
+				continue
+			}
+			o.hung = true
+			o.err = fmt.Errorf("%s: %s: no packet in %s: %w", o.path, o.spec.encoder, limit, ErrEncoderHung)
+			return o.err
+		}
 	}
 }
 
@@ -275,6 +301,7 @@ func (o *outputFile) encode(f *astiav.Frame) error {
 		o.packets++
 		err = o.fc.WriteInterleavedFrame(o.pkt)
 		o.pkt.Unref()
+		o.progress.Store(time.Now().UnixNano())
 		if err != nil {
 			o.err = fmt.Errorf("%s: write packet %d: %w", o.path, o.packets, err)
 			return o.err
