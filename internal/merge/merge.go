@@ -139,7 +139,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	defer st.Abort()
 	sources := make([]*source, len(dirs))
 	openErrs := make([]error, len(dirs))
-	perCore(len(dirs), func(i int) { sources[i], openErrs[i] = openSource(ctx, dirs[i]) })
+	twoAtATime(len(dirs), func(i int) { sources[i], openErrs[i] = openSource(ctx, dirs[i]) })
 	for i, d := range dirs {
 		s, err := sources[i], openErrs[i]
 		if err != nil {
@@ -265,11 +265,13 @@ func checkDuplicates(sources []*source) error {
 	return nil
 }
 
-// perCore calls fn(i) for i in [0, n), as many calls at a time as there
-// are cores: the sources' opening (their metadata Parquet files) and their
-// quick verify (hashing their video files) are CPU-bound, one source each.
-func perCore(n int, fn func(i int)) {
-	sem := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+// twoAtATime calls fn(i) for i in [0, n), two calls at a time: the
+// sources' opening (their metadata Parquet files) and their quick verify
+// (hashing their video files) each keep both cores busy that way. Not one
+// per core: a quick verify holds a source's data file in memory, and a
+// merge job's memory request must not grow with the node it lands on.
+func twoAtATime(n int, fn func(i int)) {
+	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -286,7 +288,7 @@ func perCore(n int, fn func(i int)) {
 // in source order.
 func quickVerifyAll(ctx context.Context, sources []*source) error {
 	errs := make([]error, len(sources))
-	perCore(len(sources), func(i int) { errs[i] = quickVerify(ctx, sources[i].dir) })
+	twoAtATime(len(sources), func(i int) { errs[i] = quickVerify(ctx, sources[i].dir) })
 	for _, err := range errs {
 		if err != nil {
 			return err
