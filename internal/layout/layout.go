@@ -19,6 +19,7 @@ package layout
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
@@ -114,6 +115,10 @@ const (
 	CampaignPath = CeresDir + "/campaign.json"
 	// ExtensionsPath holds a campaign task's merged extensions.
 	ExtensionsPath = CeresDir + "/extensions.json"
+	// SealPath holds a merged dataset's content digest as its merge
+	// committed it: an append to it trusts a dataset whose files still
+	// hash to it, and verifies any other (docs/merge.md, "--into").
+	SealPath = CeresDir + "/seal.json"
 	// SourcesDir holds, in a merged dataset, each source shard's own files
 	// by source index: SourcePath(i, ExportReportPath), ...
 	SourcesDir = CeresDir + "/sources"
@@ -130,13 +135,56 @@ func RedactedSpecPath(hash string) string { return RedactedSpecsDir + "/" + hash
 const SpecFileExt = ".json"
 
 // SourcePath is where a merged dataset keeps file (a CERES path of the
-// source shard, such as ExportReportPath) of source number index.
+// source shard, such as ExportReportPath) of source number index:
+// "ceres/sources/0003.export-report.json". Flat, not a directory per
+// source: a merge of thousands of shards would otherwise make (and an
+// append to it remake) thousands of directories, half a millisecond each.
 func SourcePath(index int, file string) string {
-	return SourceDir(index) + "/" + path.Base(file)
+	return fmt.Sprintf("%s/%04d.%s", SourcesDir, index, path.Base(file))
 }
 
-// SourceDir holds, in a merged dataset, the files of source number index.
-func SourceDir(index int) string { return fmt.Sprintf("%s/%04d", SourcesDir, index) }
+// LegacySourcePath is where merged datasets written before 2026-12-04 kept
+// SourcePath's file: "ceres/sources/0003/export-report.json". Readers
+// accept it (ParseSourcePath, SourceSibling); nothing writes it.
+func LegacySourcePath(index int, file string) string {
+	return fmt.Sprintf("%s/%04d/%s", SourcesDir, index, path.Base(file))
+}
+
+// ParseSourcePath returns the source number and file name of rel, a path
+// of SourcePath's or LegacySourcePath's form; ok is false for any other.
+func ParseSourcePath(rel string) (index int, name string, ok bool) {
+	rest, found := strings.CutPrefix(rel, SourcesDir+"/")
+	if !found {
+		return 0, "", false
+	}
+	num, name, found := strings.Cut(rest, ".")
+	if dir, file, legacy := strings.Cut(rest, "/"); legacy {
+		num, name, found = dir, file, true
+	}
+	if !found || len(num) < 4 || name == "" || strings.Contains(name, "/") || strings.Trim(num, "0123456789") != "" {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil {
+		return 0, "", false
+	}
+	return n, name, true
+}
+
+// SourceSibling is the path of file (a CERES path, such as ProfilePath)
+// of the source whose file rel is, in rel's form; "" when rel is no
+// source's file.
+func SourceSibling(rel, file string) string {
+	index, _, ok := ParseSourcePath(rel)
+	switch {
+	case !ok:
+		return ""
+	case strings.Count(rel, "/") > strings.Count(SourcesDir, "/")+1:
+		return LegacySourcePath(index, file)
+	default:
+		return SourcePath(index, file)
+	}
+}
 
 // MergeRule says what a merge does with a CERES file of its sources.
 type MergeRule int
@@ -188,6 +236,7 @@ var CeresFiles = []CeresFile{
 	{Path: CampaignPath, Merge: MergePerSource, InShard: true, Carried: true},
 	{Path: ExtensionsPath, Merge: MergePerSource, InShard: true, Carried: true},
 	{Path: SourcesDir, Dir: true, Merge: MergeWritten, InMerged: true},
+	{Path: SealPath, Merge: MergeWritten, InMerged: true},
 }
 
 // LookupCeresFile returns the entry of CeresFiles that rel (a file's path

@@ -59,12 +59,17 @@ func TestCeresPaths(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
 		{SpecPath(h), "ceres/task-specifications/" + h + ".json"},
 		{RedactedSpecPath(h), "ceres/task-specifications-redacted/" + h + ".json"},
-		{SourcePath(3, ExportReportPath), "ceres/sources/0003/export-report.json"},
-		{SourcePath(12, CampaignPath), "ceres/sources/0012/campaign.json"},
+		{SourcePath(3, ExportReportPath), "ceres/sources/0003.export-report.json"},
+		{SourcePath(12, CampaignPath), "ceres/sources/0012.campaign.json"},
+		{LegacySourcePath(3, ExportReportPath), "ceres/sources/0003/export-report.json"},
+		{SourceSibling(SourcePath(3, ExportReportPath), ProfilePath), "ceres/sources/0003.profile.json"},
+		{SourceSibling(LegacySourcePath(3, ExportReportPath), ProfilePath), "ceres/sources/0003/profile.json"},
+		{SourceSibling(ExportReportPath, ProfilePath), ""},
 		{ExportReportPath, "ceres/export-report.json"},
 		{MergeReportPath, "ceres/merge-report.json"},
 		{SessionPagePath, "ceres/report.html"},
 		{OutputMarkerPath, "ceres/output.json"},
+		{SealPath, "ceres/seal.json"},
 		{VideoColumn("observation.images.front", VideoFromTimestamp), "videos/observation.images.front/from_timestamp"},
 		{StatsColumn("action", "q01"), "stats/action/q01"},
 		{AttemptRecordName(7), "attempt-0007.json"},
@@ -98,6 +103,7 @@ func TestCeresFiles(t *testing.T) {
 		{SpecPath(h), SpecsDir},
 		{RedactedSpecPath(h), RedactedSpecsDir},
 		{SourcePath(0, ProfilePath), SourcesDir},
+		{LegacySourcePath(0, ProfilePath), SourcesDir},
 		{SpecsDir, ""},
 		{SpecsDir + "/", ""},
 		{CeresDir + "/notes.txt", ""},
@@ -160,5 +166,34 @@ func TestEpisodeColumns(t *testing.T) {
 	}
 	if len(CeresColumns(true)) != len(EpisodeColumns) || len(CeresColumns(false)) >= len(EpisodeColumns) {
 		t.Error("CeresColumns(false) must leave out the merged columns, CeresColumns(true) keep all")
+	}
+}
+
+// TestParseSourcePath reads a source's file back from both forms a merged
+// dataset has kept it in, and nothing else.
+func TestParseSourcePath(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		rel   string
+		index int
+		name  string
+		ok    bool
+	}{
+		{SourcePath(3, ExportReportPath), 3, "export-report.json", true},
+		{LegacySourcePath(3, ExportReportPath), 3, "export-report.json", true},
+		{SourcePath(12345, CampaignPath), 12345, "campaign.json", true},
+		{"ceres/sources/0003", 0, "", false},
+		{"ceres/sources/0003.", 0, "", false},
+		{"ceres/sources/003.campaign.json", 0, "", false},
+		{"ceres/sources/00x3.campaign.json", 0, "", false},
+		{"ceres/sources/0003/a/b.json", 0, "", false},
+		{"ceres/sources/0003/", 0, "", false},
+		{"ceres/sourcesX/0003.campaign.json", 0, "", false},
+		{ExportReportPath, 0, "", false},
+	} {
+		index, name, ok := ParseSourcePath(tc.rel)
+		if index != tc.index || name != tc.name || ok != tc.ok {
+			t.Errorf("ParseSourcePath(%q) = %d %q %v, want %d %q %v", tc.rel, index, name, ok, tc.index, tc.name, tc.ok)
+		}
 	}
 }

@@ -167,7 +167,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	// unsound source fails the merge with verify's findings, whatever else
 	// went wrong meanwhile.
 	verified := make(chan error, 1)
-	go func() { verified <- quickVerifyAll(ctx, sources) }()
+	go func() { verified <- quickVerifyAll(ctx, sources, opts.Into != "", log) }()
 	log.Debug("merge: sources read", "sources", len(sources), "elapsed", time.Since(start))
 	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, verified: verified}
 	// A shard is one source of the report; a merged dataset brings all of
@@ -285,10 +285,24 @@ func twoAtATime(n int, fn func(i int)) {
 }
 
 // quickVerifyAll quick-verifies the sources and returns the first failure
-// in source order.
-func quickVerifyAll(ctx context.Context, sources []*source) error {
+// in source order. The dataset appended to (sources[0] when into) is
+// trusted instead when its seal holds: its files are then those its merge
+// committed, which a quick verify (it decodes no video) would only read
+// again. Only the destination is: a seal is a digest anyone can compute,
+// so it tells a dataset changed since its merge, not one forged; a source
+// from elsewhere is always verified.
+func quickVerifyAll(ctx context.Context, sources []*source, into bool, log *slog.Logger) error {
 	errs := make([]error, len(sources))
-	twoAtATime(len(sources), func(i int) { errs[i] = quickVerify(ctx, sources[i].dir) })
+	twoAtATime(len(sources), func(i int) {
+		if into && i == 0 {
+			if sealHolds(ctx, sources[0].dir) {
+				log.Debug("merge: the dataset appended to is as its merge sealed it", "dataset", sources[0].dir)
+				return
+			}
+			log.Info("the dataset appended to has no seal or changed since its merge; verifying it", "dataset", sources[0].dir)
+		}
+		errs[i] = quickVerify(ctx, sources[i].dir)
+	})
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -402,7 +416,10 @@ func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
 	if err := errors.Join(videoErrs...); err != nil {
 		return nil, err
 	}
-	m.log.Debug("merge: metadata written", "elapsed", time.Since(m.start))
+	if err := writeSeal(ctx, b, st.Dir()); err != nil {
+		return nil, err
+	}
+	m.log.Debug("merge: metadata written and sealed", "elapsed", time.Since(m.start))
 	if err := m.waitVerified(); err != nil {
 		return nil, err
 	}

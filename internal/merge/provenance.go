@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
@@ -198,7 +201,8 @@ func episodeSource(s *source, index int64, e *sourceEpisode) *layout.EpisodeSour
 // and the report hold the camera files' hashes and the encoder settings
 // of a deterministic encode), and the merge checks every packet's place
 // on the frame grid as it copies.
-func contentDigest(ctx context.Context, dir string) (string, error) {
+// Files named in skip (layout paths) are left out.
+func contentDigest(ctx context.Context, dir string, skip ...string) (string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -208,6 +212,10 @@ func contentDigest(ctx context.Context, dir string) (string, error) {
 			files = append(files, p)
 		}
 		return nil
+	})
+	files = slices.DeleteFunc(files, func(p string) bool {
+		rel, _ := filepath.Rel(dir, p)
+		return slices.Contains(skip, filepath.ToSlash(rel))
 	})
 	if err != nil {
 		return "", fmt.Errorf("content digest of %s: %w", dir, err)
@@ -237,30 +245,63 @@ func contentDigest(ctx context.Context, dir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// Seal is ceres/seal.json (layout.SealPath): what a merged dataset's files
+// held when its merge committed them.
+type Seal struct {
+	// ContentDigest is contentDigest of the dataset without the seal and
+	// the output marker (written after it, at the commit).
+	ContentDigest string `json:"contentDigest"`
+}
+
+// sealSkips are the files a seal does not cover: itself, and what the
+// commit adds and removes.
+var sealSkips = []string{layout.SealPath, layout.OutputMarkerPath, output.StagingMarker}
+
+// writeSeal seals the dataset being built in dir, once every other file
+// of it is written.
+func writeSeal(ctx context.Context, b *shard.Builder, dir string) error {
+	digest, err := contentDigest(ctx, dir, sealSkips...)
+	if err != nil {
+		return err
+	}
+	return b.WriteCeresJSON(layout.SealPath, Seal{ContentDigest: digest})
+}
+
+// sealHolds says whether merged dataset dir's files are still what its
+// merge committed: its seal parses and its files hash to it. A dataset
+// without a seal (made before seals were written), with another or a
+// broken one, does not hold; nor does one whose files cannot be read.
+func sealHolds(ctx context.Context, dir string) bool {
+	b, err := input.ReadFile(filepath.Join(dir, filepath.FromSlash(layout.SealPath)))
+	if err != nil {
+		return false
+	}
+	var seal Seal
+	if err := json.Unmarshal(b, &seal); err != nil || seal.ContentDigest == "" {
+		return false
+	}
+	digest, err := contentDigest(ctx, dir, sealSkips...)
+	return err == nil && digest == seal.ContentDigest
+}
+
 // storeSourceFiles copies what identifies source s (report index idx) into
-// the dataset under ceres/sources/NNNN/; for a merged dataset, its whole
-// ceres/sources tree, each source's files under its number in this
-// dataset (idx on from its own).
+// the dataset at layout.SourcePath(idx, ...); for a merged dataset, the
+// files of each of its sources, under its number in this dataset (idx on
+// from its own).
 func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 	if s.foreign != nil {
 		return nil // it has none; the report describes it
 	}
 	if s.isMerged() {
-		for n := range s.merged.Sources {
-			dir := s.path(layout.SourceDir(n))
-			entries, err := os.ReadDir(dir)
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
+		files, err := mergedSourceFiles(s)
+		if err != nil {
+			return fmt.Errorf("source %w", err)
+		}
+		for _, f := range files {
+			// Linked, not rewritten: LinkOrCopy refuses what is not a
+			// plain file, as input.ReadFile does.
+			if err := b.LinkCeresFile(layout.SourcePath(idx+f.index, f.name), f.path); err != nil {
 				return fmt.Errorf("source %w", err)
-			}
-			for _, e := range entries {
-				// Linked, not rewritten: LinkOrCopy refuses what is not a
-				// plain file, as input.ReadFile does.
-				if err := b.LinkCeresFile(layout.SourcePath(idx+n, e.Name()), filepath.Join(dir, e.Name())); err != nil {
-					return fmt.Errorf("source %w", err)
-				}
 			}
 		}
 		return nil
@@ -283,6 +324,48 @@ func storeSourceFiles(b *shard.Builder, s *source, idx int) error {
 		}
 	}
 	return nil
+}
+
+// provenanceFile is one source's file in a merged dataset.
+type provenanceFile struct {
+	index int    // the source's number in that dataset
+	name  string // its name in the source shard, such as "export-report.json"
+	path  string
+}
+
+// mergedSourceFiles lists the files merged dataset s keeps of its sources,
+// in either form (layout.SourcePath, layout.LegacySourcePath); a file of
+// no source in its report is not carried over.
+func mergedSourceFiles(s *source) ([]provenanceFile, error) {
+	dir := s.path(layout.SourcesDir)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var files []provenanceFile
+	add := func(rel string) {
+		if n, name, ok := layout.ParseSourcePath(rel); ok && n < len(s.merged.Sources) {
+			files = append(files, provenanceFile{index: n, name: name, path: s.path(rel)})
+		}
+	}
+	for _, e := range entries {
+		rel := layout.SourcesDir + "/" + e.Name()
+		if !e.IsDir() {
+			add(rel)
+			continue
+		}
+		inner, err := os.ReadDir(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range inner {
+			add(rel + "/" + f.Name())
+		}
+	}
+	return files, nil
 }
 
 // writePooled writes what the dataset pools across its sources: the task

@@ -19,8 +19,9 @@ const (
 	// ".<dest-base>.ceres-tmp-<random>". The leading dot and the infix keep
 	// it from ever being taken for a shard.
 	tempInfix = ".ceres-tmp-"
-	// tempMarker is a file inside a staging directory saying who made it.
-	tempMarker = ".ceres-staging"
+	// StagingMarker is a file inside a staging directory saying who made it
+	// (removed at the commit).
+	StagingMarker = ".ceres-staging"
 )
 
 // StageOptions configures Stage. The zero value refuses an existing
@@ -106,7 +107,7 @@ func stageLocked(dest, kind string, replace bool) (*Staging, error) {
 
 func writeMarker(dir string) error {
 	body := "ceres-export staging directory; safe to delete when no export runs\npid " + strconv.Itoa(os.Getpid()) + "\n"
-	return os.WriteFile(filepath.Join(dir, tempMarker), []byte(body), 0o644)
+	return os.WriteFile(filepath.Join(dir, StagingMarker), []byte(body), 0o644)
 }
 
 // Dir returns the staging directory: the root of the shard being built.
@@ -127,7 +128,7 @@ func (s *Staging) Commit() error {
 	if err := writeOutputMarker(s.tmp, s.kind); err != nil {
 		return fmt.Errorf("output: commit %s: %w", s.dest, err)
 	}
-	if err := os.Remove(filepath.Join(s.tmp, tempMarker)); err != nil {
+	if err := os.Remove(filepath.Join(s.tmp, StagingMarker)); err != nil {
 		return fmt.Errorf("output: commit %s: %w", s.dest, err)
 	}
 	if err := syncTree(s.tmp); err != nil {
@@ -200,7 +201,7 @@ func IsStagingDir(path string) bool {
 	if !strings.HasPrefix(name, ".") || !strings.Contains(name, tempInfix) {
 		return false
 	}
-	st, err := os.Stat(filepath.Join(path, tempMarker))
+	st, err := os.Stat(filepath.Join(path, StagingMarker))
 	return err == nil && st.Mode().IsRegular()
 }
 

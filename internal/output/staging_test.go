@@ -171,9 +171,9 @@ func TestStaleStagingOnlyWhenOwnerGone(t *testing.T) {
 	swappedOut := filepath.Join(parent, ".shard.ceres-tmp-333")
 	other := filepath.Join(parent, ".other.ceres-tmp-444") // another destination
 	// pid 1 is alive: a pid says nothing, the lock does.
-	writeTree(t, dead, map[string]string{tempMarker: "x\npid 1\n", "part": "1"})
+	writeTree(t, dead, map[string]string{StagingMarker: "x\npid 1\n", "part": "1"})
 	writeTree(t, swappedOut, map[string]string{"content": "{}"})
-	writeTree(t, other, map[string]string{tempMarker: "x\npid 4194305\n"})
+	writeTree(t, other, map[string]string{StagingMarker: "x\npid 4194305\n"})
 	if IsStagingDir(swappedOut) || !IsStagingDir(dead) {
 		t.Fatal("IsStagingDir misjudges")
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"path"
 	"path/filepath"
 	"sort"
 
@@ -197,7 +196,7 @@ func (c *checker) journalProfile() (*profile.Profile, string) {
 	if c.journalReport == reportPath {
 		return c.profile, layout.ProfilePath
 	}
-	rel := path.Join(path.Dir(c.journalReport), path.Base(layout.ProfilePath))
+	rel := layout.SourceSibling(c.journalReport, layout.ProfilePath)
 	b, err := input.ReadFile(filepath.Join(c.dir, rel))
 	if err != nil {
 		return nil, rel

@@ -22,8 +22,15 @@ import (
 // of the merge package.
 const mergeReportPath = layout.MergeReportPath
 
-// sourceReportPath is where a merged dataset keeps source i's export report.
-func sourceReportPath(i int) string { return layout.SourcePath(i, layout.ExportReportPath) }
+// sourceReportPath is where the merged dataset keeps source i's export
+// report: layout.SourcePath, or layout.LegacySourcePath in a dataset of
+// that form.
+func (c *checker) sourceReportPath(i int) string {
+	if legacy := layout.LegacySourcePath(i, layout.ExportReportPath); slices.Contains(c.files, legacy) {
+		return legacy
+	}
+	return layout.SourcePath(i, layout.ExportReportPath)
+}
 
 // mergeReport is the part of ceres/merge-report.json verify checks.
 type mergeReport struct {
@@ -114,7 +121,7 @@ func (c *checker) checkMerged() {
 			}
 			continue
 		}
-		rel := sourceReportPath(i)
+		rel := c.sourceReportPath(i)
 		if rb, err := input.ReadFile(filepath.Join(c.dir, rel)); err != nil {
 			c.errorf("merge.source-report", rel, loc{}, "the export report of %s is not stored: %v", where, err)
 		} else {
@@ -211,7 +218,7 @@ func (c *checker) sessionRows(id string) ([]*episodeRow, string) {
 		}
 		rows = append(rows, er)
 		if idx, ok := c.episodeSourceOf(er)[layout.ColSourceIndex].(int64); ok && report == "" {
-			report = sourceReportPath(int(idx))
+			report = c.sourceReportPath(int(idx))
 		}
 	}
 	return rows, report

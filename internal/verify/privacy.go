@@ -116,9 +116,9 @@ func (c *checker) checkUserStrings() {
 	for _, rel := range c.files {
 		// A shard's campaign identity and extensions, and a merged
 		// dataset's copies of its sources' (layout.SourcePath).
-		base := path.Base(rel)
+		_, name, ofSource := layout.ParseSourcePath(rel)
 		carried := rel == layout.CampaignPath || rel == layout.ExtensionsPath ||
-			strings.HasPrefix(rel, layout.SourcesDir+"/") && (base == path.Base(layout.CampaignPath) || base == path.Base(layout.ExtensionsPath))
+			ofSource && (name == path.Base(layout.CampaignPath) || name == path.Base(layout.ExtensionsPath))
 		if !carried {
 			continue
 		}
