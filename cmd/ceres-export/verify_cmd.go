@@ -25,7 +25,7 @@ type VerifyOptions struct {
 	Shard   string
 	Journal string // --journal SESSION_DIR
 	JSON    bool   // one JSON document on stdout
-	Quick   bool   // skip decoding videos and recomputing stats
+	Quick   bool   // skip decoding videos and per-episode stats, recomputing stats
 	// Privacy is --privacy; Salt and TaskSpecs go with it.
 	Privacy   string
 	Salt      string
@@ -37,7 +37,7 @@ func (o *VerifyOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Journal, "journal", "", "also check the shard against the session it was exported from")
 	f.BoolVar(&o.JSON, "json", false, "print one machine-readable JSON document on stdout")
-	f.BoolVar(&o.Quick, "quick", false, "skip the video checks and the recomputation of statistics")
+	f.BoolVar(&o.Quick, "quick", false, "skip the video checks, the recomputation of statistics and the decoding of meta/episodes' per-episode statistics")
 	f.StringVar(&o.Privacy, "privacy", "full", "metadata-only: also prove that nothing private remains (with --journal, every private string of the session is looked for in every byte)")
 	f.StringVar(&o.Salt, "salt", "", "the salt a metadata-only dataset was made with (checks its salted session ids against --journal)")
 	f.StringArrayVar(&o.TaskSpecs, "task-spec", nil, "a corrected specification the export applied, whose private strings --privacy also looks for (repeatable)")

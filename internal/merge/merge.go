@@ -167,9 +167,10 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	// unsound source fails the merge with verify's findings, whatever else
 	// went wrong meanwhile.
 	verified := make(chan error, 1)
-	go func() { verified <- quickVerifyAll(ctx, sources, opts.Into != "", log) }()
+	sums := newFileSums()
+	go func() { verified <- quickVerifyAll(ctx, sources, opts.Into != "", sums, log) }()
 	log.Debug("merge: sources read", "sources", len(sources), "elapsed", time.Since(start))
-	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, verified: verified}
+	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, verified: verified, sums: sums}
 	// A shard is one source of the report; a merged dataset brings all of
 	// its own, numbered on from where it stands.
 	m.reportIndex = make([]int, len(sources))
@@ -291,11 +292,11 @@ func twoAtATime(n int, fn func(i int)) {
 // again. Only the destination is: a seal is a digest anyone can compute,
 // so it tells a dataset changed since its merge, not one forged; a source
 // from elsewhere is always verified.
-func quickVerifyAll(ctx context.Context, sources []*source, into bool, log *slog.Logger) error {
+func quickVerifyAll(ctx context.Context, sources []*source, into bool, sums *fileSums, log *slog.Logger) error {
 	errs := make([]error, len(sources))
 	twoAtATime(len(sources), func(i int) {
 		if into && i == 0 {
-			if sealHolds(ctx, sources[0].dir) {
+			if sealHolds(ctx, sources[0].dir, sums) {
 				log.Debug("merge: the dataset appended to is as its merge sealed it", "dataset", sources[0].dir)
 				return
 			}
@@ -344,6 +345,9 @@ type merger struct {
 	verified   chan error
 	verifyDone bool
 	verifyErr  error
+	// sums are the files hashed so far (the seal of the dataset appended
+	// to, then the new one's).
+	sums *fileSums
 	// reportIndex is each source's position in the report's sources; for a
 	// merged dataset, that of its first source.
 	reportIndex []int
@@ -376,7 +380,7 @@ func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
 			if s.isMerged() {
 				continue
 			}
-			if fingerprints[i], fpErr = contentDigest(ctx, s.dir); fpErr != nil {
+			if fingerprints[i], fpErr = contentDigest(ctx, s.dir, nil); fpErr != nil {
 				return
 			}
 		}
@@ -416,7 +420,7 @@ func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
 	if err := errors.Join(videoErrs...); err != nil {
 		return nil, err
 	}
-	if err := writeSeal(ctx, b, st.Dir()); err != nil {
+	if err := writeSeal(ctx, b, st.Dir(), m.sums); err != nil {
 		return nil, err
 	}
 	m.log.Debug("merge: metadata written and sealed", "elapsed", time.Since(m.start))
@@ -544,7 +548,11 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 			// Appending: the dataset's rows stay in its data files, which
 			// the new dataset links; only what follows is written.
 			m.log.Info("keeping rows", "source", s.dir, "episodes", len(s.episodes))
-			if err := b.Continue(ctx, s.ds); err != nil {
+			eps := make([]shard.Episode, len(s.episodes))
+			for i := range s.episodes {
+				eps[i] = s.episodes[i].Episode
+			}
+			if err := b.Continue(ctx, s.ds, eps, s.episodeStats); err != nil {
 				return nil, err
 			}
 		} else {

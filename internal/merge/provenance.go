@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
@@ -201,9 +200,14 @@ func episodeSource(s *source, index int64, e *sourceEpisode) *layout.EpisodeSour
 // and the report hold the camera files' hashes and the encoder settings
 // of a deterministic encode), and the merge checks every packet's place
 // on the frame grid as it copies.
-// Files named in skip (layout paths) are left out.
-func contentDigest(ctx context.Context, dir string, skip ...string) (string, error) {
-	var files []string
+// Files named in skip (layout paths) are left out. sums, when not nil,
+// serves files hashed before in the same merge.
+func contentDigest(ctx context.Context, dir string, sums *fileSums, skip ...string) (string, error) {
+	type entry struct {
+		path string
+		info fs.FileInfo
+	}
+	var files []entry
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -211,31 +215,32 @@ func contentDigest(ctx context.Context, dir string, skip ...string) (string, err
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		if rel, _ := filepath.Rel(dir, p); !slices.Contains(skip, filepath.ToSlash(rel)) {
-			files = append(files, p)
+		if rel, _ := filepath.Rel(dir, p); slices.Contains(skip, filepath.ToSlash(rel)) {
+			return nil
 		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files = append(files, entry{p, info})
 		return nil
 	})
 	if err != nil {
 		return "", fmt.Errorf("content digest of %s: %w", dir, err)
 	}
-	sort.Strings(files)
+	slices.SortFunc(files, func(a, b entry) int { return strings.Compare(a.path, b.path) })
 	h := sha256.New()
-	for _, p := range files {
+	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		rel, _ := filepath.Rel(dir, p)
+		rel, _ := filepath.Rel(dir, f.path)
 		rel = filepath.ToSlash(rel)
 		if strings.HasSuffix(rel, layout.VideoExt) {
-			st, err := os.Stat(p)
-			if err != nil {
-				return "", fmt.Errorf("content digest of %s: %w", dir, err)
-			}
-			fmt.Fprintf(h, "%s\x00size %d\n", rel, st.Size())
+			fmt.Fprintf(h, "%s\x00size %d\n", rel, f.info.Size())
 			continue
 		}
-		sum, _, err := input.SHA256(p)
+		sum, err := sums.sha256(f.path, f.info)
 		if err != nil {
 			return "", fmt.Errorf("content digest of %s: %w", dir, err)
 		}
@@ -261,8 +266,8 @@ var sealSkips = []string{layout.SealPath, layout.OutputMarkerPath, output.Stagin
 
 // writeSeal seals the dataset being built in dir, once every other file
 // of it is written.
-func writeSeal(ctx context.Context, b *shard.Builder, dir string) error {
-	digest, err := contentDigest(ctx, dir, sealSkips...)
+func writeSeal(ctx context.Context, b *shard.Builder, dir string, sums *fileSums) error {
+	digest, err := contentDigest(ctx, dir, sums, sealSkips...)
 	if err != nil {
 		return err
 	}
@@ -273,7 +278,7 @@ func writeSeal(ctx context.Context, b *shard.Builder, dir string) error {
 // merge committed: its seal parses and its files hash to it. A dataset
 // without a seal (made before seals were written), with another or a
 // broken one, does not hold; nor does one whose files cannot be read.
-func sealHolds(ctx context.Context, dir string) bool {
+func sealHolds(ctx context.Context, dir string, sums *fileSums) bool {
 	b, err := input.ReadFile(filepath.Join(dir, filepath.FromSlash(layout.SealPath)))
 	if err != nil {
 		return false
@@ -282,7 +287,7 @@ func sealHolds(ctx context.Context, dir string) bool {
 	if err := json.Unmarshal(b, &seal); err != nil || seal.ContentDigest == "" {
 		return false
 	}
-	digest, err := contentDigest(ctx, dir, sealSkips...)
+	digest, err := contentDigest(ctx, dir, sums, sealSkips...)
 	return err == nil && digest == seal.ContentDigest
 }
 

@@ -24,7 +24,7 @@ func TestMergeIntoTrustsOnlyAHoldingSeal(t *testing.T) {
 	if _, err := Merge(context.Background(), Options{Sources: src[:2], Output: base}); err != nil {
 		t.Fatal(err)
 	}
-	if !sealHolds(context.Background(), base) {
+	if !sealHolds(context.Background(), base, nil) {
 		t.Fatal("a merged dataset's seal does not hold for it")
 	}
 	seal := filepath.FromSlash(layout.SealPath)
@@ -77,7 +77,7 @@ func TestMergeIntoTrustsOnlyAHoldingSeal(t *testing.T) {
 			if trusted != tc.trusted || verified == tc.trusted {
 				t.Fatalf("trusted %v, verified %v, want trusted %v:\n%s", trusted, verified, tc.trusted, logs.String())
 			}
-			if !sealHolds(context.Background(), dir) {
+			if !sealHolds(context.Background(), dir, nil) {
 				t.Fatal("the appended dataset's seal does not hold for it")
 			}
 		})

@@ -42,6 +42,9 @@ type source struct {
 	userStrings map[string]bool
 	// merged is the dataset's own merge report (a merged dataset).
 	merged *Report
+	// episodeStats are a merged dataset's per-episode statistics of
+	// shard.StatsFeatures(its features), what appending to it carries.
+	episodeStats [][]shard.Stats
 	// foreign is what is known of a LeRobot dataset this tool did not
 	// write; nil for ours.
 	foreign *ForeignSource
@@ -73,12 +76,20 @@ func openSource(ctx context.Context, dir string) (*source, error) {
 	}
 	var eps []shard.Episode
 	var stats [][]shard.Stats
-	data := ds.Info.DataFeatures()
-	if ds.Foreign || ds.Merged {
+	statsOf := ds.Info.DataFeatures()
+	switch {
+	case ds.Foreign:
 		// A foreign dataset's statistics are its writer's, aggregated as
-		// they are; a merged dataset carries those of its foreign parts.
-		eps, stats, err = ds.EpisodesWithStats(ctx, data)
-	} else {
+		// they are.
+		eps, stats, err = ds.EpisodesWithStats(ctx, statsOf)
+	case ds.Merged:
+		// A merged dataset carries those of its foreign parts, and all of
+		// them when it is appended to (Builder.Continue): read once, for
+		// every feature.
+		statsOf = shard.StatsFeatures(ds.Info.Features)
+		eps, stats, err = ds.EpisodesWithStats(ctx, statsOf)
+		s.episodeStats = stats
+	default:
 		eps, err = ds.Episodes(ctx)
 	}
 	if err != nil {
@@ -91,8 +102,8 @@ func openSource(ctx context.Context, dir string) (*source, error) {
 		}
 		if stats != nil && (ds.Foreign || e.Ceres.Foreign) {
 			se.stats = map[string]shard.Stats{}
-			for j, f := range data {
-				if f.Dtype != lerobot.String {
+			for j, f := range statsOf {
+				if f.Dtype != lerobot.String && !f.Dtype.Visual() && !lerobot.IsDefaultFeature(f.Name) {
 					se.stats[f.Name] = stats[i][j]
 				}
 			}

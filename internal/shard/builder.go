@@ -136,12 +136,22 @@ func NewBuilder(dir string, features []Feature, opts Options) (*Builder, error) 
 		default:
 			b.dataCols = append(b.dataCols, f)
 		}
+	}
+	b.statsFts = StatsFeatures(features)
+	return b, nil
+}
+
+// StatsFeatures are the features of a dataset with these features that
+// have statistics, in LeRobot's order (meta/stats.json, the stats columns
+// of meta/episodes): the features' own, then the default columns.
+func StatsFeatures(features []Feature) []Feature {
+	var out []Feature
+	for _, f := range features {
 		if f.hasStats() {
-			b.statsFts = append(b.statsFts, f)
+			out = append(out, f)
 		}
 	}
-	b.statsFts = append(b.statsFts, defaultFeatures...)
-	return b, nil
+	return append(out, defaultFeatures...)
 }
 
 // NewRows returns empty rows shaped for this builder's data features.

@@ -21,8 +21,11 @@ import (
 //
 // It must come before any WriteEpisode, after base's tasks were added in
 // base's order (AddTask), so that the task_index values in base's rows
-// still name the same tasks.
-func (b *Builder) Continue(ctx context.Context, base *Dataset) error {
+// still name the same tasks. eps and stats are base's episodes as
+// base.EpisodesWithStats(ctx, StatsFeatures(base.Info.Features)) returned
+// them: whoever opened base has read them already, and meta/episodes is
+// most of what an append reads.
+func (b *Builder) Continue(ctx context.Context, base *Dataset, eps []Episode, stats [][]Stats) error {
 	if b.finished {
 		return ErrClosed
 	}
@@ -36,9 +39,12 @@ func (b *Builder) Continue(ctx context.Context, base *Dataset) error {
 	if len(b.tasks) < len(tasks) || !slices.Equal(b.tasks[:len(tasks)], tasks) {
 		return fmt.Errorf("shard: continue %s: its tasks must be the first ones added, in its order", base.Dir)
 	}
-	eps, stats, err := base.readEpisodes(ctx, b.statsFts)
-	if err != nil {
-		return err
+	own := StatsFeatures(base.Info.Features)
+	if !slices.EqualFunc(own, b.statsFts, func(a, b Feature) bool { return a.Name == b.Name }) {
+		return fmt.Errorf("shard: continue %s: its features are not the builder's", base.Dir)
+	}
+	if len(stats) != len(eps) {
+		return fmt.Errorf("shard: continue %s: statistics for %d of %d episodes", base.Dir, len(stats), len(eps))
 	}
 	var files []string
 	last := DataLocation{ChunkIndex: -1}
@@ -60,6 +66,9 @@ func (b *Builder) Continue(ctx context.Context, base *Dataset) error {
 			files = append(files, layout.DataPath(at.ChunkIndex, at.FileIndex))
 		}
 		last = at
+		if len(stats[i]) != len(b.statsFts) {
+			return fmt.Errorf("%s: statistics of %d features, want %d", where, len(stats[i]), len(b.statsFts))
+		}
 		rec := episodeRecord{index: e.Index, tasks: e.Tasks, length: e.Length, data: e.Data, stats: stats[i], ceres: e.Ceres}
 		for _, f := range b.videos {
 			seg, ok := e.Videos[f.Name]

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
@@ -500,13 +501,21 @@ func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature) ([]Episode,
 		}
 		first := len(eps)
 		eps, frames, err = d.episodeRows(t, eps, frames)
+		cols := make([]*statsColumns, len(stats))
+		for j, f := range stats {
+			if err == nil && f.hasStats() { // a string feature has none
+				if cols[j], err = lookupStats(t, f.Name); err != nil {
+					err = fmt.Errorf("%s: %w", p, err)
+				}
+			}
+		}
 		for i := 0; err == nil && len(stats) > 0 && i < len(eps)-first; i++ {
 			row := make([]Stats, len(stats))
-			for j, f := range stats {
-				if !f.hasStats() {
-					continue // a string feature has none
+			for j, c := range cols {
+				if c == nil {
+					continue
 				}
-				if row[j], err = readStats(t, f.Name, i); err != nil {
+				if row[j], err = c.at(i); err != nil {
 					err = fmt.Errorf("%s row %d: %w", p, i, err)
 					break
 				}
@@ -549,6 +558,13 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64) ([]Episode,
 		ceresCols[i] = a
 	}
 	tasks := t.cols[layout.ColTasks]
+	videoStats := make([]*statsColumns, len(videos))
+	for j, f := range videos {
+		var err error
+		if videoStats[j], err = lookupStats(t, f.Name); err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", t.path, err)
+		}
+	}
 	for i := 0; i < t.rows; i++ {
 		v := func(c string) int64 { return ints[c].Value(i) }
 		e := Episode{
@@ -570,7 +586,7 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64) ([]Episode,
 		if e.Tasks, err = stringList(tasks, i); err != nil {
 			return nil, 0, fmt.Errorf("%s: %s: %w", where, layout.ColTasks, err)
 		}
-		for _, f := range videos {
+		for j, f := range videos {
 			col := func(field string) string { return layout.VideoColumn(f.Name, field) }
 			from, err1 := t.float64s(col(layout.VideoFromTimestamp))
 			to, err2 := t.float64s(col(layout.VideoToTimestamp))
@@ -581,7 +597,7 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64) ([]Episode,
 				ChunkIndex: int(v(col(layout.VideoChunkIndex))), FileIndex: int(v(col(layout.VideoFileIndex))),
 				FromTimestamp: from.Value(i), ToTimestamp: to.Value(i),
 			}
-			if seg.Stats, err = readStats(t, f.Name, i); err != nil {
+			if seg.Stats, err = videoStats[j].at(i); err != nil {
 				return nil, 0, fmt.Errorf("%s: %w", where, err)
 			}
 			e.Videos[f.Name] = seg
@@ -615,33 +631,55 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64) ([]Episode,
 	return eps, frames, nil
 }
 
-// readStats reads feature name's per-episode statistics of row i.
-func readStats(t *table, name string, i int) (Stats, error) {
-	var st Stats
+// statsColumns are one feature's per-episode statistics columns of an
+// episodes file, looked up once for all its rows.
+type statsColumns struct {
+	name                       string
+	min, max, mean, std, count arrow.Array
+	quantiles                  [len(QuantileNames)]arrow.Array
+}
+
+// lookupStats finds feature name's statistics columns in t.
+func lookupStats(t *table, name string) (*statsColumns, error) {
+	c := &statsColumns{name: name}
 	var errs []error
-	get := func(stat string) []float64 {
+	get := func(stat string) arrow.Array {
 		col := layout.StatsColumn(name, stat)
 		a, ok := t.cols[col]
 		if !ok {
 			errs = append(errs, fmt.Errorf("no column %s", col))
-			return nil
 		}
+		return a
+	}
+	c.min, c.max, c.mean, c.std = get("min"), get("max"), get("mean"), get("std")
+	for j, q := range QuantileNames {
+		c.quantiles[j] = get(q)
+	}
+	c.count = get("count")
+	return c, errors.Join(errs...)
+}
+
+// at reads the statistics of row i.
+func (c *statsColumns) at(i int) (Stats, error) {
+	var st Stats
+	var errs []error
+	get := func(stat string, a arrow.Array) []float64 {
 		v, err := numbers(a, i)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", col, err))
+			errs = append(errs, fmt.Errorf("%s: %w", layout.StatsColumn(c.name, stat), err))
 		}
 		return v
 	}
-	st.Min, st.Max, st.Mean, st.Std = get("min"), get("max"), get("mean"), get("std")
+	st.Min, st.Max, st.Mean, st.Std = get("min", c.min), get("max", c.max), get("mean", c.mean), get("std", c.std)
 	for j, q := range QuantileNames {
-		st.Quantiles[j] = get(q)
+		st.Quantiles[j] = get(q, c.quantiles[j])
 	}
-	count := get("count")
+	count := get("count", c.count)
 	if err := errors.Join(errs...); err != nil {
 		return st, err
 	}
 	if len(count) != 1 {
-		return st, fmt.Errorf("%s: want one value, found %d", layout.StatsColumn(name, "count"), len(count))
+		return st, fmt.Errorf("%s: want one value, found %d", layout.StatsColumn(c.name, "count"), len(count))
 	}
 	st.Count = int64(count[0])
 	return st, nil

@@ -26,6 +26,12 @@ type pqTable struct {
 // readParquet reads path whole. Tables in a shard are small enough (LeRobot
 // caps data files at 100 MB) to hold.
 func readParquet(ctx context.Context, path string) (*pqTable, error) {
+	return readParquetColumns(ctx, path, nil)
+}
+
+// readParquetColumns reads the columns of path that keep accepts (by
+// top-level name; nil: all). The schema is always the file's whole one.
+func readParquetColumns(ctx context.Context, path string, keep func(name string) bool) (*pqTable, error) {
 	f, err := input.Open(path)
 	if err != nil {
 		return nil, err
@@ -47,7 +53,17 @@ func readParquet(ctx context.Context, path string) (*pqTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	tbl, err := fr.ReadTable(ctx)
+	var leaves, groups []int
+	sc := pf.MetaData().Schema
+	for i := 0; i < sc.NumColumns(); i++ {
+		if keep == nil || keep(sc.Column(i).ColumnPath()[0]) {
+			leaves = append(leaves, i)
+		}
+	}
+	for i := 0; i < pf.NumRowGroups(); i++ {
+		groups = append(groups, i)
+	}
+	tbl, err := fr.ReadRowGroups(ctx, leaves, groups)
 	if err != nil {
 		return nil, err
 	}
