@@ -23,3 +23,10 @@ func identify(info fs.FileInfo) (fileID, bool) {
 	}
 	return fileID{dev: uint64(st.Dev), ino: st.Ino, size: info.Size(), mtime: info.ModTime().UnixNano()}, true
 }
+
+// identifyDir returns a directory's identity: its device and inode.
+func identifyDir(info fs.FileInfo) (fileID, bool) {
+	id, ok := identify(info)
+	id.size, id.mtime = 0, 0
+	return id, ok
+}

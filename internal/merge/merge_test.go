@@ -380,6 +380,11 @@ func TestMergeRefusals(t *testing.T) {
 	if err := os.MkdirAll(notShard, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The same shard under another path (a link to it).
+	aLink := filepath.Join(dir, "a-link")
+	if err := os.Symlink(a, aLink); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		opts Options
@@ -389,6 +394,7 @@ func TestMergeRefusals(t *testing.T) {
 		{"no sources", Options{Output: filepath.Join(dir, "o1")}, ErrUsage, "no shards"},
 		{"not a shard", Options{Sources: []string{a, notShard}, Output: filepath.Join(dir, "o2")}, ErrUsage, "not a ceres-export shard"},
 		{"twice", Options{Sources: []string{a, a}, Output: filepath.Join(dir, "o3")}, ErrUsage, "given twice"},
+		{"twice under another path", Options{Sources: []string{a, b, aLink}, Output: filepath.Join(dir, "o3")}, ErrUsage, "shard " + aLink + " is given twice (also as " + a + ")"},
 		{"output inside input", Options{Sources: []string{a, b}, Output: filepath.Join(a, "out")}, output.ErrDestinationRefused, "inside the input"},
 		{"into a shard", Options{Sources: []string{b}, Into: a}, ErrUsage, "not a merged dataset"},
 		{"other fps", Options{Sources: []string{a, fixtureShard(t, "h264-15fps")}, Output: filepath.Join(dir, "o4")}, ErrMismatch, "fps 15, want 30"},

@@ -503,7 +503,9 @@ func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature) ([]Episode,
 		eps, frames, err = d.episodeRows(t, eps, frames)
 		cols := make([]*statsColumns, len(stats))
 		for j, f := range stats {
-			if err == nil && f.hasStats() { // a string feature has none
+			// A string feature has none; a video feature's episodeRows has
+			// read into the episode's segment.
+			if err == nil && f.hasStats() && f.Dtype != lerobot.Video {
 				if cols[j], err = lookupStats(t, f.Name); err != nil {
 					err = fmt.Errorf("%s: %w", p, err)
 				}
@@ -512,6 +514,15 @@ func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature) ([]Episode,
 		for i := 0; err == nil && len(stats) > 0 && i < len(eps)-first; i++ {
 			row := make([]Stats, len(stats))
 			for j, c := range cols {
+				if stats[j].Dtype == lerobot.Video {
+					seg, ok := eps[first+i].Videos[stats[j].Name]
+					if !ok {
+						err = fmt.Errorf("%s: %s is not a video feature of %s", p, stats[j].Name, d.Dir)
+						break
+					}
+					row[j] = seg.Stats
+					continue
+				}
 				if c == nil {
 					continue
 				}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // TestOpenReadsWhatTheBuilderWrote is the reader's round trip: info,
@@ -67,6 +68,36 @@ func TestOpenReadsWhatTheBuilderWrote(t *testing.T) {
 	}
 	if len(noStats.cols) == 0 || len(noStats.cols) == len(all.cols) || noStats.rows != all.rows {
 		t.Errorf("%d of %d columns, %d of %d rows read without statistics", len(noStats.cols), len(all.cols), noStats.rows, all.rows)
+	}
+	// Every feature's statistics, as an append reads a merged dataset's: a
+	// video feature's come from its segment, the same as its columns hold.
+	statsOf := StatsFeatures(ds.Info.Features)
+	_, epStats, err := ds.EpisodesWithStats(context.Background(), statsOf)
+	if err != nil || len(epStats) != len(eps) {
+		t.Fatalf("statistics of %d episodes (err %v), want %d", len(epStats), err, len(eps))
+	}
+	videos := 0
+	for j, f := range statsOf {
+		if f.Dtype != lerobot.Video {
+			continue
+		}
+		videos++
+		cols, err := lookupStats(all, f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range eps {
+			want, err := cols.at(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := epStats[i][j]; got.Count == 0 || !reflect.DeepEqual(got, want) {
+				t.Errorf("episode %d %s statistics %+v, want its columns' %+v", i, f.Name, got, want)
+			}
+		}
+	}
+	if videos == 0 {
+		t.Fatal("the fixture has no video feature")
 	}
 	all.release()
 	noStats.release()
