@@ -12,6 +12,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
 )
 
 // table is one Parquet file read through pqarrow, each column one array.
@@ -53,40 +54,11 @@ func readColumns(ctx context.Context, path string, keep func(name string) bool) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var leaves, groups []int
-	sc := pf.MetaData().Schema
-	for i := 0; i < sc.NumColumns(); i++ {
-		if keep == nil || keep(sc.Column(i).ColumnPath()[0]) {
-			leaves = append(leaves, i)
-		}
-	}
-	for i := 0; i < pf.NumRowGroups(); i++ {
-		groups = append(groups, i)
-	}
-	tbl, err := fr.ReadRowGroups(ctx, leaves, groups)
+	cols, rows, err := pqcolumns.Read(ctx, fr, keep)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	defer tbl.Release()
-	t := &table{path: path, rows: int(tbl.NumRows()), cols: map[string]arrow.Array{}}
-	for i := 0; i < int(tbl.NumCols()); i++ {
-		col := tbl.Column(i)
-		chunks := col.Data().Chunks()
-		var a arrow.Array
-		switch len(chunks) {
-		case 0:
-			a = array.MakeArrayOfNull(memory.DefaultAllocator, col.DataType(), 0)
-		case 1:
-			a = chunks[0]
-			a.Retain()
-		default:
-			if a, err = array.Concatenate(chunks, memory.DefaultAllocator); err != nil {
-				return nil, fmt.Errorf("%s column %s: %w", path, col.Name(), err)
-			}
-		}
-		t.cols[col.Name()] = a
-	}
-	return t, nil
+	return &table{path: path, rows: int(rows), cols: cols}, nil
 }
 
 func (t *table) release() {

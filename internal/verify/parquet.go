@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
 )
 
 // pqTable is one Parquet file read whole through pqarrow: the Arrow schema
@@ -46,43 +47,13 @@ func readParquetColumns(ctx context.Context, path string, keep func(name string)
 	if err != nil {
 		return nil, err
 	}
-	schema := manifestSchema(fr.Manifest)
-	var leaves, groups []int
-	sc := pf.MetaData().Schema
-	for i := 0; i < sc.NumColumns(); i++ {
-		if keep == nil || keep(sc.Column(i).ColumnPath()[0]) {
-			leaves = append(leaves, i)
-		}
-	}
-	for i := 0; i < pf.NumRowGroups(); i++ {
-		groups = append(groups, i)
-	}
-	tbl, err := fr.ReadRowGroups(ctx, leaves, groups)
+	cols, rows, err := pqcolumns.Read(ctx, fr, keep)
 	if err != nil {
 		return nil, err
 	}
-	defer tbl.Release()
-	t := &pqTable{Schema: schema, Rows: tbl.NumRows(), cols: map[string]arrow.Array{}}
+	t := &pqTable{Schema: manifestSchema(fr.Manifest), Rows: rows, cols: cols}
 	for i := 0; i < pf.NumRowGroups(); i++ {
 		t.RowGroups = append(t.RowGroups, pf.MetaData().RowGroup(i).NumRows())
-	}
-	for i := 0; i < int(tbl.NumCols()); i++ {
-		col := tbl.Column(i)
-		chunks := col.Data().Chunks()
-		var a arrow.Array
-		switch len(chunks) {
-		case 0:
-			a = array.MakeArrayOfNull(memory.DefaultAllocator, col.DataType(), 0)
-		case 1:
-			a = chunks[0]
-			a.Retain()
-		default:
-			a, err = array.Concatenate(chunks, memory.DefaultAllocator)
-			if err != nil {
-				return nil, fmt.Errorf("column %s: %w", col.Name(), err)
-			}
-		}
-		t.cols[col.Name()] = a
 	}
 	return t, nil
 }
