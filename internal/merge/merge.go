@@ -26,6 +26,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/output"
+	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
@@ -137,9 +138,26 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer st.Abort()
+	// Each source is opened and quick-verified by the same worker, through
+	// one set of Parquet files: verify checks the very columns the merge
+	// reads, and each file's footer is parsed, and each column decoded,
+	// once (twice made the sources' meta/episodes half of a merge's CPU).
 	sources := make([]*source, len(dirs))
 	openErrs := make([]error, len(dirs))
-	twoAtATime(len(dirs), func(i int) { sources[i], openErrs[i] = openSource(ctx, dirs[i]) })
+	verifyErrs := make([]error, len(dirs))
+	sums := newFileSums()
+	pages := &pqcolumns.PagePool{}
+	twoAtATime(len(dirs), func(i int) {
+		files := pqcolumns.NewFiles(pages)
+		defer files.Close()
+		if sources[i], openErrs[i] = openSource(ctx, dirs[i], files); openErrs[i] != nil {
+			return
+		}
+		verifyErrs[i] = verifySource(ctx, sources[i], opts.Into != "" && i == 0, files, sums, log)
+		// The rows are read again when they are written: holding every
+		// source's decoded files until then would grow with their count.
+		sources[i].ds.Parquet = nil
+	})
 	for i, d := range dirs {
 		s, err := sources[i], openErrs[i]
 		if err != nil {
@@ -162,15 +180,14 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	if err := checkCompatible(sources); err != nil {
 		return nil, err
 	}
-	// The quick verify of the sources runs beside the merge, which writes
-	// only into the staging directory: the commit waits for it, and an
-	// unsound source fails the merge with verify's findings, whatever else
-	// went wrong meanwhile.
-	verified := make(chan error, 1)
-	sums := newFileSums()
-	go func() { verified <- quickVerifyAll(ctx, sources, opts.Into != "", sums, log) }()
+	// Nothing is written from a source that fails its quick verify.
+	for _, err := range verifyErrs {
+		if err != nil {
+			return nil, err
+		}
+	}
 	log.Debug("merge: sources read", "sources", len(sources), "elapsed", time.Since(start))
-	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, verified: verified, sums: sums}
+	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, sums: sums}
 	// A shard is one source of the report; a merged dataset brings all of
 	// its own, numbered on from where it stands.
 	m.reportIndex = make([]int, len(sources))
@@ -186,21 +203,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 			s.withoutUserStrings(next - 1)
 		}
 	}
-	res, err := m.run(ctx, st)
-	if verr := m.waitVerified(); verr != nil {
-		return nil, verr
-	}
-	return res, err
-}
-
-// waitVerified returns the result of the sources' quick verify, waiting
-// for it the first time.
-func (m *merger) waitVerified() error {
-	if !m.verifyDone {
-		m.verifyErr = <-m.verified
-		m.verifyDone = true
-	}
-	return m.verifyErr
+	return m.run(ctx, st)
 }
 
 // destinationInputs are the inputs the output may not overlap: every
@@ -298,10 +301,10 @@ func (d *dirSet) add(dir string) (string, bool) {
 }
 
 // twoAtATime calls fn(i) for i in [0, n), two calls at a time: the
-// sources' opening (their metadata Parquet files) and their quick verify
-// (hashing their video files) each keep both cores busy that way. Not one
-// per core: a quick verify holds a source's data file in memory, and a
-// merge job's memory request must not grow with the node it lands on.
+// sources' opening and quick verify (their Parquet files, hashing their
+// video files) keep both cores busy that way. Not one per core: a quick
+// verify holds a source's data file in memory, and a merge job's memory
+// request must not grow with the node it lands on.
 func twoAtATime(n int, fn func(i int)) {
 	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
@@ -316,36 +319,27 @@ func twoAtATime(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// quickVerifyAll quick-verifies the sources and returns the first failure
-// in source order. The dataset appended to (sources[0] when into) is
-// trusted instead when its seal holds: its files are then those its merge
-// committed, which a quick verify (it decodes no video) would only read
-// again. Only the destination is: a seal is a digest anyone can compute,
-// so it tells a dataset changed since its merge, not one forged; a source
-// from elsewhere is always verified.
-func quickVerifyAll(ctx context.Context, sources []*source, into bool, sums *fileSums, log *slog.Logger) error {
-	errs := make([]error, len(sources))
-	twoAtATime(len(sources), func(i int) {
-		if into && i == 0 {
-			if sealHolds(ctx, sources[0].dir, sums) {
-				log.Debug("merge: the dataset appended to is as its merge sealed it", "dataset", sources[0].dir)
-				return
-			}
-			log.Info("the dataset appended to has no seal or changed since its merge; verifying it", "dataset", sources[0].dir)
+// verifySource quick-verifies a source through the Parquet files its
+// reader opened. The dataset appended to (into) is trusted instead when its
+// seal holds: its files are then those its merge committed, which a quick
+// verify (it decodes no video) would only read again. Only the destination
+// is: a seal is a digest anyone can compute, so it tells a dataset changed
+// since its merge, not one forged; a source from elsewhere is always
+// verified.
+func verifySource(ctx context.Context, s *source, into bool, files *pqcolumns.Files, sums *fileSums, log *slog.Logger) error {
+	if into {
+		if sealHolds(ctx, s.dir, sums) {
+			log.Debug("merge: the dataset appended to is as its merge sealed it", "dataset", s.dir)
+			return nil
 		}
-		errs[i] = quickVerify(ctx, sources[i].dir)
-	})
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+		log.Info("the dataset appended to has no seal or changed since its merge; verifying it", "dataset", s.dir)
 	}
-	return nil
+	return quickVerify(ctx, s.dir, files)
 }
 
 // quickVerify runs verify's quick check on a source.
-func quickVerify(ctx context.Context, dir string) error {
-	res, err := verify.Shard(ctx, dir, verify.Options{Quick: true})
+func quickVerify(ctx context.Context, dir string, files *pqcolumns.Files) error {
+	res, err := verify.Shard(ctx, dir, verify.Options{Quick: true, Parquet: files})
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -372,10 +366,6 @@ type merger struct {
 	sources []*source
 	into    bool // sources[0] is the dataset appended to
 	start   time.Time
-	// verified delivers the sources' quick verify (see waitVerified).
-	verified   chan error
-	verifyDone bool
-	verifyErr  error
 	// sums are the files hashed so far (the seal of the dataset appended
 	// to, then the new one's).
 	sums *fileSums
@@ -455,10 +445,6 @@ func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
 		return nil, err
 	}
 	m.log.Debug("merge: metadata written and sealed", "elapsed", time.Since(m.start))
-	if err := m.waitVerified(); err != nil {
-		return nil, err
-	}
-	m.log.Debug("merge: sources verified", "elapsed", time.Since(m.start))
 	if err := st.Commit(); err != nil {
 		return nil, err
 	}
@@ -555,6 +541,8 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 	episodeRows := b.NewRows(int(maxLen))
 	redacted := map[string]bool{}
 	var episodes, frames int64
+	ahead := m.decodeAhead(ctx)
+	defer ahead.stop()
 	for si, s := range m.sources {
 		srcIndex := int64(m.reportIndex[si])
 		switch {
@@ -588,7 +576,10 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 			}
 		} else {
 			m.log.Info("merging rows", "source", s.dir, "episodes", len(s.episodes))
-			if err := m.writeSource(ctx, b, si, s, srcIndex, data, episodeRows, plans); err != nil {
+			ahead.wait(si)
+			err := m.writeSource(ctx, b, si, s, srcIndex, data, episodeRows, plans)
+			ahead.done(si)
+			if err != nil {
 				return nil, err
 			}
 		}
@@ -618,6 +609,85 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 	report.Tasks = len(b.Tasks())
 	report.Data = b.DataFiles()
 	return report, nil
+}
+
+// rowsDecoder decodes the data files of the source the writer comes to
+// next while it writes the current one, on the other core: the writer is
+// one goroutine, and decoding was a third of its time. One source ahead,
+// so that at most two sources' rows are held whatever their size.
+type rowsDecoder struct {
+	sources []*source
+	ready   []chan struct{}
+	next    chan struct{} // a token per source the decoder may start
+	cancel  context.CancelFunc
+	stopped chan struct{}
+}
+
+// decodeAhead starts decoding the sources' data files in order (the
+// dataset appended to, whose rows stay where they are, excepted). A file
+// that fails to decode is left to the writer's own read, which reports it.
+func (m *merger) decodeAhead(ctx context.Context) *rowsDecoder {
+	ctx, cancel := context.WithCancel(ctx)
+	d := &rowsDecoder{sources: m.sources, ready: make([]chan struct{}, len(m.sources)), next: make(chan struct{}, len(m.sources)),
+		cancel: cancel, stopped: make(chan struct{})}
+	for i := range d.ready {
+		d.ready[i] = make(chan struct{})
+	}
+	pages := &pqcolumns.PagePool{}
+	d.next <- struct{}{} // the first source
+	go func() {
+		defer close(d.stopped)
+		for si, s := range m.sources {
+			if !(m.into && si == 0) {
+				select {
+				case <-ctx.Done():
+					return
+				case <-d.next:
+				}
+				s.ds.Parquet = pqcolumns.NewFiles(pages)
+				seen := map[shard.DataLocation]bool{}
+				for _, e := range s.episodes {
+					loc := shard.DataLocation{ChunkIndex: e.Data.ChunkIndex, FileIndex: e.Data.FileIndex}
+					if seen[loc] || ctx.Err() != nil {
+						continue
+					}
+					seen[loc] = true
+					if f, err := s.ds.Parquet.Open(s.path(layout.DataPath(loc.ChunkIndex, loc.FileIndex))); err == nil {
+						if cols, _, err := f.Columns(ctx, nil); err == nil {
+							for _, c := range cols {
+								c.Release()
+							}
+						}
+					}
+				}
+			}
+			close(d.ready[si])
+		}
+	}()
+	return d
+}
+
+// wait returns when source si's data files are decoded.
+func (d *rowsDecoder) wait(si int) {
+	d.next <- struct{}{} // the decoder may go on to si+1
+	<-d.ready[si]
+}
+
+// done releases what was decoded of source si.
+func (d *rowsDecoder) done(si int) {
+	if f := d.sources[si].ds.Parquet; f != nil {
+		f.Close()
+		d.sources[si].ds.Parquet = nil
+	}
+}
+
+// stop ends the decoder and waits for it.
+func (d *rowsDecoder) stop() {
+	d.cancel()
+	<-d.stopped
+	for si := range d.sources {
+		d.done(si)
+	}
 }
 
 // writeSource writes the episodes of source si.

@@ -134,7 +134,7 @@ type dataset struct {
 
 func readDataset(t *testing.T, dir string) *dataset {
 	t.Helper()
-	s, err := openSource(context.Background(), dir)
+	s, err := openSource(context.Background(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
@@ -60,12 +61,14 @@ type sourceEpisode struct {
 	stats map[string]shard.Stats
 }
 
-// openSource reads a source's metadata.
-func openSource(ctx context.Context, dir string) (*source, error) {
+// openSource reads a source's metadata, its Parquet files through files
+// (nil: each read opens its own).
+func openSource(ctx context.Context, dir string, files *pqcolumns.Files) (*source, error) {
 	ds, err := shard.OpenSource(dir)
 	if err != nil {
 		return nil, fmt.Errorf("source %w", err)
 	}
+	ds.Parquet = files
 	s := &source{
 		ds: ds, dir: dir, name: filepath.Base(filepath.Clean(dir)),
 		fps: ds.Info.FPS, robotType: ds.Info.RobotType, features: ds.Info.Features,

@@ -477,15 +477,15 @@ func (b *Builder) LinkCeresFile(rel, src string) error {
 	return nil
 }
 
-// WriteCeresFile writes data verbatim to rel and syncs it. rel must be a
-// CERES file of layout.CeresFiles (or lie in one of its directories): a
+// WriteCeresFile writes data verbatim to rel (the commit syncs it). rel
+// must be a CERES file of layout.CeresFiles (or lie in one of its directories): a
 // file the layout does not name is refused, so that every reader and
 // verify know every file a dataset can hold.
 func (b *Builder) WriteCeresFile(rel string, data []byte) error {
 	if _, ok := layout.LookupCeresFile(rel); !ok || path.Clean(rel) != rel {
 		return fmt.Errorf("shard: %s is not a CERES file of the layout (internal/layout.CeresFiles)", rel)
 	}
-	if err := writeFileSync(b.path(rel), data); err != nil {
+	if err := writeStaged(b.path(rel), data); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
 	return nil

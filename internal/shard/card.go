@@ -101,7 +101,7 @@ func (b *Builder) WriteCard(c Card) error {
 	}{c, string(info), layout.InfoPath, layout.DataDir + "/*/*" + layout.ParquetExt}); err != nil {
 		return fmt.Errorf("shard: %s: %w", layout.CardPath, err)
 	}
-	if err := writeFileSync(b.path(layout.CardPath), buf.Bytes()); err != nil {
+	if err := writeStaged(b.path(layout.CardPath), buf.Bytes()); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
 	return nil

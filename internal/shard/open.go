@@ -22,6 +22,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
 )
 
 // ErrNotDataset is returned by Open for a directory that is not a dataset
@@ -51,6 +52,11 @@ type Dataset struct {
 	// OpenSource opens one. Its episodes have no CERES columns.
 	Foreign bool
 	Info    Info
+	// Parquet, when set, opens the dataset's Parquet files: a merge shares
+	// one set between its reader of a source and verify's check of it, so
+	// that each file is parsed and decoded once. Nil: each read opens its
+	// own.
+	Parquet *pqcolumns.Files
 }
 
 // Info is what meta/info.json says of the dataset.
@@ -407,7 +413,7 @@ func parseInfoFeature(name string, v any) (Feature, error) {
 
 // Tasks reads meta/tasks.parquet: task i is row i.
 func (d *Dataset) Tasks(ctx context.Context) ([]string, error) {
-	t, err := readTable(ctx, d.Path(layout.TasksPath))
+	t, err := readTable(ctx, d.Parquet, d.Path(layout.TasksPath))
 	if err != nil {
 		return nil, err
 	}
@@ -495,7 +501,7 @@ func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature) ([]Episode,
 		}
 	}
 	for _, p := range files {
-		t, err := readColumns(ctx, p, keep)
+		t, err := readColumns(ctx, d.Parquet, p, keep)
 		if err != nil {
 			return nil, nil, err
 		}

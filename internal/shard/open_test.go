@@ -53,11 +53,11 @@ func TestOpenReadsWhatTheBuilderWrote(t *testing.T) {
 		t.Fatalf("episodes read whole (err %v) differ from those read without statistics", err)
 	}
 	metaFile := ds.Path(layout.EpisodesDir + "/chunk-000/file-000.parquet")
-	all, err := readTable(context.Background(), metaFile)
+	all, err := readTable(context.Background(), nil, metaFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	noStats, err := readColumns(context.Background(), metaFile, func(name string) bool { return !strings.HasPrefix(name, layout.StatsColumnPrefix) })
+	noStats, err := readColumns(context.Background(), nil, metaFile, func(name string) bool { return !strings.HasPrefix(name, layout.StatsColumnPrefix) })
 	if err != nil {
 		t.Fatal(err)
 	}

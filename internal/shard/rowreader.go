@@ -33,7 +33,7 @@ func (d *Dataset) NewRowReader(features []Feature) *RowReader {
 func (r *RowReader) Read(ctx context.Context, e *Episode, rows *EpisodeRows) error {
 	if key := (DataLocation{ChunkIndex: e.Data.ChunkIndex, FileIndex: e.Data.FileIndex}); r.tbl == nil || key != r.key {
 		r.Close()
-		t, err := readTable(ctx, r.d.Path(layout.DataPath(e.Data.ChunkIndex, e.Data.FileIndex)))
+		t, err := readTable(ctx, r.d.Parquet, r.d.Path(layout.DataPath(e.Data.ChunkIndex, e.Data.FileIndex)))
 		if err != nil {
 			return err
 		}

@@ -6,11 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
 )
@@ -24,37 +20,23 @@ type table struct {
 }
 
 // readTable reads every column of the Parquet file at path.
-func readTable(ctx context.Context, path string) (*table, error) {
-	return readColumns(ctx, path, nil)
+func readTable(ctx context.Context, files *pqcolumns.Files, path string) (*table, error) {
+	return readColumns(ctx, files, path, nil)
 }
 
 // readColumns reads the columns of the Parquet file at path whose name
-// keep accepts (nil: all). Each column read costs a page reader with
-// buffers of its own (16 KiB at least), whatever the column holds: most of
-// a small meta/episodes file's read goes to statistics columns that a
-// reader of its episodes does not need.
-func readColumns(ctx context.Context, path string, keep func(name string) bool) (*table, error) {
-	// Opened through input: a FIFO in a dataset must not block the reader.
-	f, err := input.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	defer pf.Close()
-	// Each column's reader reserves BatchSize values up front: a batch no
-	// larger than the file keeps a small table's read from allocating
-	// megabytes per column (meta/episodes has a few rows and hundreds of
-	// columns; a merge reads one per source).
-	batch := min(max(pf.NumRows(), 1), 1<<16)
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{Parallel: false, BatchSize: batch}, memory.DefaultAllocator)
+// keep accepts (nil: all), through files (nil: a file of its own). Each
+// column read costs a page reader with buffers of its own (16 KiB at
+// least), whatever the column holds: most of a small meta/episodes file's
+// read goes to statistics columns that a reader of its episodes does not
+// need.
+func readColumns(ctx context.Context, files *pqcolumns.Files, path string, keep func(name string) bool) (*table, error) {
+	f, err := files.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	cols, rows, err := pqcolumns.Read(ctx, fr, keep)
+	defer f.Close()
+	cols, rows, err := f.Columns(ctx, keep)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

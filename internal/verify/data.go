@@ -111,7 +111,7 @@ func (c *checker) checkData() error {
 		if err := c.ctx.Err(); err != nil {
 			return err
 		}
-		t, err := readParquet(c.ctx, filepath.Join(c.dir, rel))
+		t, err := c.readParquet(filepath.Join(c.dir, rel))
 		if err != nil {
 			c.errorf("data.unreadable", rel, loc{}, "cannot read as Parquet: %v", err)
 			continue

@@ -62,7 +62,7 @@ func (c *checker) checkMetadata() error {
 		if !episodesFileRe.MatchString(rel) && !episodesGlobRe.MatchString(rel) {
 			continue
 		}
-		t, err := readParquetColumns(c.ctx, filepath.Join(c.dir, rel), c.episodeColumnsRead())
+		t, err := c.readParquetColumns(filepath.Join(c.dir, rel), c.episodeColumnsRead())
 		if err != nil {
 			c.errorf("episodes.unreadable", rel, loc{}, "cannot read as Parquet: %v", err)
 			continue
@@ -368,7 +368,7 @@ func (c *checker) readTasks() {
 	if !c.hasFile(tasksPath) {
 		return
 	}
-	t, err := readParquet(c.ctx, filepath.Join(c.dir, tasksPath))
+	t, err := c.readParquet(filepath.Join(c.dir, tasksPath))
 	if err != nil {
 		c.errorf("tasks.unreadable", tasksPath, loc{}, "cannot read as Parquet: %v", err)
 		return

@@ -310,3 +310,8 @@ func frameTimes(w []episodeWindow, fps int, change func(e int, ts []int64) []int
 	}
 	return out
 }
+
+// readParquet reads path whole, as a verify of its shard does.
+func readParquet(ctx context.Context, path string) (*pqTable, error) {
+	return (&checker{ctx: ctx}).readParquet(path)
+}

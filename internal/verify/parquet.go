@@ -1,17 +1,11 @@
 package verify
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-
-	"github.com/ceres-robotics/ceres-export/internal/input"
-	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
 )
 
 // pqTable is one Parquet file read whole through pqarrow: the Arrow schema
@@ -26,34 +20,28 @@ type pqTable struct {
 
 // readParquet reads path whole. Tables in a shard are small enough (LeRobot
 // caps data files at 100 MB) to hold.
-func readParquet(ctx context.Context, path string) (*pqTable, error) {
-	return readParquetColumns(ctx, path, nil)
+func (c *checker) readParquet(path string) (*pqTable, error) {
+	return c.readParquetColumns(path, nil)
 }
 
 // readParquetColumns reads the columns of path that keep accepts (by
-// top-level name; nil: all). The schema is always the file's whole one.
-func readParquetColumns(ctx context.Context, path string, keep func(name string) bool) (*pqTable, error) {
-	f, err := input.Open(path)
+// top-level name; nil: all), through Options.Parquet when the caller shares
+// its files. The schema is always the file's whole one.
+func (c *checker) readParquetColumns(path string, keep func(name string) bool) (*pqTable, error) {
+	f, err := c.opts.Parquet.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	defer f.Close()
+	cols, rows, err := f.Columns(c.ctx, keep)
 	if err != nil {
 		return nil, err
 	}
-	cols, rows, err := pqcolumns.Read(ctx, fr, keep)
-	if err != nil {
-		return nil, err
-	}
+	fr := f.Reader()
 	t := &pqTable{Schema: manifestSchema(fr.Manifest), Rows: rows, cols: cols}
-	for i := 0; i < pf.NumRowGroups(); i++ {
-		t.RowGroups = append(t.RowGroups, pf.MetaData().RowGroup(i).NumRows())
+	md := fr.ParquetReader().MetaData()
+	for i := 0; i < md.NumRowGroups(); i++ {
+		t.RowGroups = append(t.RowGroups, md.RowGroup(i).NumRows())
 	}
 	return t, nil
 }

@@ -173,7 +173,7 @@ func (c *checker) findPrivate(rel, where string, b []byte, private []string) {
 // scanParquet looks for private strings in every decoded value and in the
 // key-value metadata of a Parquet file.
 func (c *checker) scanParquet(rel, path string, private []string) {
-	t, err := readParquet(c.ctx, path)
+	t, err := c.readParquet(path)
 	if err != nil {
 		c.errorf("privacy.unreadable", rel, loc{}, "cannot decode to look for private strings: %v", err)
 		return

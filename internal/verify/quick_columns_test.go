@@ -4,12 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
+	shardpkg "github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
 // TestQuickLeavesEpisodeStatisticsUndecoded: a quick verify decodes every
@@ -40,6 +43,21 @@ func TestQuickLeavesEpisodeStatisticsUndecoded(t *testing.T) {
 				caught := res.Count(SeverityError) > 0
 				if want := tc.quickCaught || !quick; caught != want {
 					t.Errorf("quick %v: sound %v, errors %d, want an error: %v\n%v", quick, res.Sound, res.Count(SeverityError), want, res.Findings)
+				}
+				// Through files a merge's reader opened first (its columns
+				// decoded, some of them), verify finds the same.
+				files := pqcolumns.NewFiles(&pqcolumns.PagePool{})
+				if ds, err := shardpkg.Open(shard); err == nil {
+					ds.Parquet = files
+					_, _ = ds.Episodes(context.Background())
+				}
+				shared, err := Shard(context.Background(), shard, Options{Quick: quick, Parquet: files})
+				files.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(shared, res) {
+					t.Errorf("quick %v: through shared files\n%v\nwant\n%v", quick, shared.Findings, res.Findings)
 				}
 			}
 		})

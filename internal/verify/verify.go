@@ -58,6 +58,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 )
 
@@ -109,6 +110,11 @@ type Options struct {
 	// TaskSpecs are further specifications (JSON) whose private strings
 	// the privacy check looks for: a corrected one a re-export applied.
 	TaskSpecs [][]byte
+	// Parquet, when set, opens the shard's Parquet files: a merge passes
+	// the set its reader of the same source uses, so that each file is
+	// parsed and decoded once, and verify checks the very columns the
+	// merge reads. Nil: verify opens every file itself.
+	Parquet *pqcolumns.Files
 	// MaxPerCode caps how many findings of one code are listed for one file;
 	// further ones are counted in a final finding of that code. 0 means 20.
 	MaxPerCode int
