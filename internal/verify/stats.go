@@ -22,11 +22,21 @@ var orderedStats = []string{"min", "q01", "q10", "q50", "q90", "q99", "max"}
 // bare tokens that encoding/json rejects.
 const nonFinite = "\uE000nonfinite:"
 
+// nonFiniteTokens are the bare tokens Python's json writes for non-finite
+// numbers, longest first.
+var nonFiniteTokens = [][]byte{[]byte("-Infinity"), []byte("Infinity"), []byte("NaN")}
+
 // replaceNonFinite turns the bare tokens NaN, Infinity and -Infinity outside
 // strings into marker strings, so the document parses and each can be
 // reported where it is.
 func replaceNonFinite(b []byte) []byte {
+	// Most documents hold none (a merge verifies every source's): those
+	// are returned as they are, unscanned.
+	if !bytes.Contains(b, []byte("NaN")) && !bytes.Contains(b, []byte("Infinity")) {
+		return b
+	}
 	var out bytes.Buffer
+	out.Grow(len(b))
 	inStr, esc := false, false
 	for i := 0; i < len(b); i++ {
 		ch := b[i]
@@ -48,9 +58,9 @@ func replaceNonFinite(b []byte) []byte {
 			continue
 		}
 		matched := false
-		for _, tok := range []string{"-Infinity", "Infinity", "NaN"} {
-			if bytes.HasPrefix(b[i:], []byte(tok)) {
-				out.WriteString(strconv.Quote(nonFinite + tok))
+		for _, tok := range nonFiniteTokens {
+			if bytes.HasPrefix(b[i:], tok) {
+				out.WriteString(strconv.Quote(nonFinite + string(tok)))
 				i += len(tok) - 1
 				matched = true
 				break
