@@ -1,7 +1,6 @@
 package pqcolumns
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,42 +8,15 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// parquetPath writes the file parquetFile reads (n rows, rowGroup rows to
-// a row group, snappy) under a temporary directory.
+// parquetPath writes parquetBytes(n, rowGroup) under a temporary
+// directory.
 func parquetPath(t *testing.T, n, rowGroup int) string {
 	t.Helper()
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "index", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "values", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64)},
-		{Name: "name", Type: arrow.BinaryTypes.String},
-	}, nil)
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer rb.Release()
-	lb := rb.Field(1).(*array.ListBuilder)
-	for i := range n {
-		rb.Field(0).(*array.Int64Builder).Append(int64(i))
-		lb.Append(true)
-		lb.ValueBuilder().(*array.Float64Builder).AppendValues([]float64{float64(i), -float64(i)}, nil)
-		rb.Field(2).(*array.StringBuilder).Append(string(rune('a' + i%26)))
-	}
-	rec := rb.NewRecordBatch()
-	defer rec.Release()
-	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
-	defer tbl.Release()
-	var buf bytes.Buffer
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
-	if err := pqarrow.WriteTable(tbl, &buf, int64(rowGroup), props, pqarrow.DefaultWriterProps()); err != nil {
-		t.Fatal(err)
-	}
 	p := filepath.Join(t.TempDir(), "f.parquet")
-	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(p, parquetBytes(t, n, rowGroup), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p

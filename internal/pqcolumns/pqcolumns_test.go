@@ -11,17 +11,20 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// parquetFile writes index (int64) and values (list<double>, two per row)
-// for n rows, rowGroup rows to a row group.
-func parquetFile(t *testing.T, n, rowGroup int) *pqarrow.FileReader {
+// parquetBytes is a Parquet file (snappy) of index (int64), values
+// (list<double>, two per row) and name (string) for n rows, rowGroup rows
+// to a row group.
+func parquetBytes(t *testing.T, n, rowGroup int) []byte {
 	t.Helper()
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "index", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "values", Type: arrow.ListOf(arrow.PrimitiveTypes.Float64)},
+		{Name: "name", Type: arrow.BinaryTypes.String},
 	}, nil)
 	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer rb.Release()
@@ -30,16 +33,24 @@ func parquetFile(t *testing.T, n, rowGroup int) *pqarrow.FileReader {
 		rb.Field(0).(*array.Int64Builder).Append(int64(i))
 		lb.Append(true)
 		lb.ValueBuilder().(*array.Float64Builder).AppendValues([]float64{float64(i), -float64(i)}, nil)
+		rb.Field(2).(*array.StringBuilder).Append(string(rune('a' + i%26)))
 	}
 	rec := rb.NewRecordBatch()
 	defer rec.Release()
 	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
 	defer tbl.Release()
 	var buf bytes.Buffer
-	if err := pqarrow.WriteTable(tbl, &buf, int64(rowGroup), parquet.NewWriterProperties(), pqarrow.DefaultWriterProps()); err != nil {
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
+	if err := pqarrow.WriteTable(tbl, &buf, int64(rowGroup), props, pqarrow.DefaultWriterProps()); err != nil {
 		t.Fatal(err)
 	}
-	pf, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+	return buf.Bytes()
+}
+
+// parquetFile opens parquetBytes(n, rowGroup).
+func parquetFile(t *testing.T, n, rowGroup int) *pqarrow.FileReader {
+	t.Helper()
+	pf, err := file.NewParquetReader(bytes.NewReader(parquetBytes(t, n, rowGroup)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,11 +74,11 @@ func TestRead(t *testing.T) {
 		want        []string
 		wantRows    int
 	}{
-		{"every column, one row group", 4, 10, nil, []string{"index", "values"}, 4},
-		{"every column, three row groups", 5, 2, nil, []string{"index", "values"}, 5},
+		{"every column, one row group", 4, 10, nil, []string{"index", "name", "values"}, 4},
+		{"every column, three row groups", 5, 2, nil, []string{"index", "name", "values"}, 5},
 		{"a list column by its top-level name", 5, 2, func(n string) bool { return n == "values" }, []string{"values"}, 5},
 		{"no column: no rows read", 5, 2, func(string) bool { return false }, nil, 0},
-		{"no rows: empty arrays", 0, 2, nil, []string{"index", "values"}, 0},
+		{"no rows: empty arrays", 0, 2, nil, []string{"index", "name", "values"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fr := parquetFile(t, tc.rows, tc.group)
