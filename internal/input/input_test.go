@@ -1,7 +1,11 @@
 package input
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,4 +99,28 @@ func contains(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// ReadFile and SHA256 read a file whole, whatever its size against their
+// buffers: empty, smaller than, as large as and larger than them.
+func TestReadFileAndSHA256(t *testing.T) {
+	dir := t.TempDir()
+	for _, size := range []int{0, 1, 511, 512, 513, 4096, 1 << 20, 1<<20 + 3, 3<<20 + 1} {
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(i*7 + i>>9)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("f%d", size))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadFile(p)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("ReadFile of %d bytes: %d bytes, %v", size, len(got), err)
+		}
+		sum, n, err := SHA256(p)
+		if want := sha256.Sum256(data); err != nil || n != int64(size) || sum != hex.EncodeToString(want[:]) {
+			t.Errorf("SHA256 of %d bytes: %s, %d bytes, %v; want %x", size, sum, n, err, want)
+		}
+	}
 }
