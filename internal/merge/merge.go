@@ -636,7 +636,16 @@ func (m *merger) decodeAhead(ctx context.Context) *rowsDecoder {
 	pages := &pqcolumns.PagePool{}
 	d.next <- struct{}{} // the first source
 	go func() {
-		defer close(d.stopped)
+		// Every source not reached is ready (nothing decoded) when the
+		// decoder stops early: the writer reads it itself, and finds the
+		// cancellation.
+		reached := 0
+		defer func() {
+			for _, r := range d.ready[reached:] {
+				close(r)
+			}
+			close(d.stopped)
+		}()
 		for si, s := range m.sources {
 			if !(m.into && si == 0) {
 				select {
@@ -662,6 +671,7 @@ func (m *merger) decodeAhead(ctx context.Context) *rowsDecoder {
 				}
 			}
 			close(d.ready[si])
+			reached = si + 1
 		}
 	}()
 	return d

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
 )
@@ -43,5 +44,43 @@ func TestSourceOpenAndVerifyShareParquetFiles(t *testing.T) {
 				t.Errorf("opened %d Parquet files to read the source, %d after verifying it; the shard has %d, each to be opened once", opened, files.Opened(), parquets)
 			}
 		})
+	}
+}
+
+// The writer's decoder stopped by a cancellation never leaves the writer
+// waiting for a source it will not decode.
+func TestDecodeAheadCancelledNeverBlocks(t *testing.T) {
+	var sources []*source
+	for _, name := range []string{"h264-a", "h264-crash", "h264-a", "h264-crash"} {
+		s, err := openSource(context.Background(), fixtureShard(t, name), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, s)
+	}
+	for round := range 40 {
+		ctx, cancel := context.WithCancel(context.Background())
+		m := &merger{sources: sources}
+		d := m.decodeAhead(ctx)
+		d.wait(0)
+		d.done(0)
+		if round%2 == 1 {
+			time.Sleep(time.Millisecond) // let it decode the next one first
+		}
+		cancel()
+		finished := make(chan struct{})
+		go func() {
+			defer close(finished)
+			for si := 1; si < len(sources); si++ {
+				d.wait(si)
+				d.done(si)
+			}
+			d.stop()
+		}()
+		select {
+		case <-finished:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the writer still waits for its decoder 10 s after a cancellation", round)
+		}
 	}
 }
