@@ -41,6 +41,11 @@ type File struct {
 // Open opens the Parquet file at path for the caller alone (see
 // Files.Open); pages, when not nil, allocates the page readers' buffers.
 func Open(path string, pages memory.Allocator) (*File, error) {
+	return openFile(path, pages, wholeFileLimit)
+}
+
+// openFile is Open, reading the file whole when it is at most whole bytes.
+func openFile(path string, pages memory.Allocator, whole int64) (*File, error) {
 	// Opened through input: a FIFO in a dataset must not block the reader.
 	f, err := input.Open(path)
 	if err != nil {
@@ -52,7 +57,7 @@ func Open(path string, pages memory.Allocator) (*File, error) {
 		f.Close()
 		return nil, err
 	}
-	if st.Size() <= wholeFileLimit {
+	if st.Size() <= whole {
 		b := make([]byte, st.Size())
 		_, err := io.ReadFull(f, b)
 		f.Close()

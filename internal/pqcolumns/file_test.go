@@ -111,6 +111,22 @@ func TestFilesShareOneOpenAndDecode(t *testing.T) {
 			if _, err := set.Open(path); err != nil || set.Opened() != 2 {
 				t.Errorf("after Close: %v, opened %d times, want a second open", err, set.Opened())
 			}
+			// Read a column chunk at a time, as a file larger than
+			// wholeFileLimit is: the same values.
+			streamed, err := openFile(path, tc.pages, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols, _, err := streamed.Columns(ctx, nil)
+			streamed.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, v := range columnsJSON(t, cols) {
+				if v != want[name] {
+					t.Errorf("read a chunk at a time: column %s = %s, want %s", name, v, want[name])
+				}
+			}
 		})
 	}
 }
