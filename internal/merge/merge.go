@@ -146,6 +146,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	openErrs := make([]error, len(dirs))
 	verifyErrs := make([]error, len(dirs))
 	sums := newFileSums()
+	// One pool of page buffers for every Parquet read of the merge.
 	pages := &pqcolumns.PagePool{}
 	twoAtATime(len(dirs), func(i int) {
 		files := pqcolumns.NewFiles(pages)
@@ -187,7 +188,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	log.Debug("merge: sources read", "sources", len(sources), "elapsed", time.Since(start))
-	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, sums: sums}
+	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, sums: sums, pages: pages}
 	// A shard is one source of the report; a merged dataset brings all of
 	// its own, numbered on from where it stands.
 	m.reportIndex = make([]int, len(sources))
@@ -369,6 +370,8 @@ type merger struct {
 	// sums are the files hashed so far (the seal of the dataset appended
 	// to, then the new one's).
 	sums *fileSums
+	// pages recycles the page buffers of the merge's Parquet reads.
+	pages *pqcolumns.PagePool
 	// reportIndex is each source's position in the report's sources; for a
 	// merged dataset, that of its first source.
 	reportIndex []int
@@ -567,11 +570,7 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 			// Appending: the dataset's rows stay in its data files, which
 			// the new dataset links; only what follows is written.
 			m.log.Info("keeping rows", "source", s.dir, "episodes", len(s.episodes))
-			eps := make([]shard.Episode, len(s.episodes))
-			for i := range s.episodes {
-				eps[i] = s.episodes[i].Episode
-			}
-			if err := b.Continue(ctx, s.ds, eps, s.episodeStats); err != nil {
+			if err := b.Continue(ctx, s.ds, s.shardEpisodes(), s.episodeStats); err != nil {
 				return nil, err
 			}
 		} else {
@@ -633,7 +632,6 @@ func (m *merger) decodeAhead(ctx context.Context) *rowsDecoder {
 	for i := range d.ready {
 		d.ready[i] = make(chan struct{})
 	}
-	pages := &pqcolumns.PagePool{}
 	d.next <- struct{}{} // the first source
 	go func() {
 		// Every source not reached is ready (nothing decoded) when the
@@ -653,22 +651,8 @@ func (m *merger) decodeAhead(ctx context.Context) *rowsDecoder {
 					return
 				case <-d.next:
 				}
-				s.ds.Parquet = pqcolumns.NewFiles(pages)
-				seen := map[shard.DataLocation]bool{}
-				for _, e := range s.episodes {
-					loc := shard.DataLocation{ChunkIndex: e.Data.ChunkIndex, FileIndex: e.Data.FileIndex}
-					if seen[loc] || ctx.Err() != nil {
-						continue
-					}
-					seen[loc] = true
-					if f, err := s.ds.Parquet.Open(s.path(layout.DataPath(loc.ChunkIndex, loc.FileIndex))); err == nil {
-						if cols, _, err := f.Columns(ctx, nil); err == nil {
-							for _, c := range cols {
-								c.Release()
-							}
-						}
-					}
-				}
+				s.ds.Parquet = pqcolumns.NewFiles(m.pages)
+				_ = s.ds.DecodeDataFiles(ctx, s.shardEpisodes())
 			}
 			close(d.ready[si])
 			reached = si + 1

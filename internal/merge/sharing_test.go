@@ -60,7 +60,7 @@ func TestDecodeAheadCancelledNeverBlocks(t *testing.T) {
 	}
 	for round := range 40 {
 		ctx, cancel := context.WithCancel(context.Background())
-		m := &merger{sources: sources}
+		m := &merger{sources: sources, pages: &pqcolumns.PagePool{}}
 		d := m.decodeAhead(ctx)
 		d.wait(0)
 		d.done(0)

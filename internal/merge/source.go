@@ -134,6 +134,15 @@ func openSource(ctx context.Context, dir string, files *pqcolumns.Files) (*sourc
 
 func (s *source) path(rel string) string { return s.ds.Path(rel) }
 
+// shardEpisodes are the source's episodes as the shard reader has them.
+func (s *source) shardEpisodes() []shard.Episode {
+	eps := make([]shard.Episode, len(s.episodes))
+	for i := range s.episodes {
+		eps[i] = s.episodes[i].Episode
+	}
+	return eps
+}
+
 func (s *source) isMerged() bool { return s.ds.Merged }
 
 // episode checks what merge needs of an episode beyond the format: one

@@ -29,7 +29,6 @@ const wholeFileLimit = 8 << 20
 // reader that asks for it (a merge's reader of a source and verify's check
 // of the same source, through Files).
 type File struct {
-	path   string
 	fr     *pqarrow.FileReader
 	shared bool // owned by a Files, which closes it
 
@@ -87,7 +86,7 @@ func openFile(path string, pages memory.Allocator, whole int64) (*File, error) {
 		pf.Close()
 		return nil, err
 	}
-	return &File{path: path, fr: fr, cols: map[string]arrow.Array{}, rows: -1}, nil
+	return &File{fr: fr, cols: map[string]arrow.Array{}, rows: -1}, nil
 }
 
 // Reader is the file's pqarrow reader (its metadata and schema manifest).

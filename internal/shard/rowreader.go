@@ -28,12 +28,43 @@ func (d *Dataset) NewRowReader(features []Feature) *RowReader {
 	return &RowReader{d: d, features: features}
 }
 
+// dataFile is the data file that holds the episode's rows.
+func (e *Episode) dataFile() DataLocation {
+	return DataLocation{ChunkIndex: e.Data.ChunkIndex, FileIndex: e.Data.FileIndex}
+}
+
+// readDataFile reads every column of a data file, through d.Parquet.
+func (d *Dataset) readDataFile(ctx context.Context, loc DataLocation) (*table, error) {
+	return readTable(ctx, d.Parquet, d.Path(layout.DataPath(loc.ChunkIndex, loc.FileIndex)))
+}
+
+// DecodeDataFiles decodes, through d.Parquet, the data files that hold
+// eps' rows, as a RowReader reads them: a RowReader of the dataset then
+// finds them decoded (a merge decodes its next source's rows while it
+// writes the current one's). Without d.Parquet it only reads them.
+func (d *Dataset) DecodeDataFiles(ctx context.Context, eps []Episode) error {
+	seen := map[DataLocation]bool{}
+	for i := range eps {
+		loc := eps[i].dataFile()
+		if seen[loc] {
+			continue
+		}
+		seen[loc] = true
+		t, err := d.readDataFile(ctx, loc)
+		if err != nil {
+			return err
+		}
+		t.release()
+	}
+	return nil
+}
+
 // Read fills rows with episode e's rows, checking that the rows it finds
 // are that episode's (episode_index and index at both ends).
 func (r *RowReader) Read(ctx context.Context, e *Episode, rows *EpisodeRows) error {
-	if key := (DataLocation{ChunkIndex: e.Data.ChunkIndex, FileIndex: e.Data.FileIndex}); r.tbl == nil || key != r.key {
+	if key := e.dataFile(); r.tbl == nil || key != r.key {
 		r.Close()
-		t, err := readTable(ctx, r.d.Parquet, r.d.Path(layout.DataPath(e.Data.ChunkIndex, e.Data.FileIndex)))
+		t, err := r.d.readDataFile(ctx, key)
 		if err != nil {
 			return err
 		}
