@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
@@ -122,7 +123,8 @@ func aggregateStats(a, b Stats, q QuantileAggregation) Stats {
 // statsScratch holds the histogram and one dimension's values, reused
 // between features and episodes.
 type statsScratch struct {
-	hist []float64
+	hist []float64 // all zero between dimensions
+	used []uint64  // bit i: hist[i] is not zero
 	dim  []float64
 }
 
@@ -166,6 +168,7 @@ func statsOf(dim func(d int, x []float64), rows, n int, s *statsScratch) Stats {
 	const bins = defaultQuantileBinCount
 	if len(s.hist) != bins {
 		s.hist = make([]float64, bins)
+		s.used = make([]uint64, (bins+63)/64)
 	}
 	if cap(s.dim) < rows {
 		s.dim = make([]float64, rows)
@@ -207,8 +210,7 @@ func statsOf(dim func(d int, x []float64), rows, n int, s *statsScratch) Stats {
 			}
 			return float64(i)*step + start
 		}
-		hist := s.hist
-		clear(hist)
+		hist, used := s.hist, s.used
 		inv := 1 / step
 		for _, x := range v {
 			i := int((x - start) * inv)
@@ -220,8 +222,9 @@ func statsOf(dim func(d int, x []float64), rows, n int, s *statsScratch) Stats {
 				i++
 			}
 			hist[i]++
+			used[i>>6] |= 1 << (i & 63)
 		}
-		histQuantiles(hist, edge, float64(rows), st.Quantiles[:], d)
+		histQuantiles(hist, used, edge, float64(rows), st.Quantiles[:], d)
 	}
 	return st
 }
@@ -229,26 +232,34 @@ func statsOf(dim func(d int, x []float64), rows, n int, s *statsScratch) Stats {
 // histQuantiles is RunningQuantileStats._compute_single_quantile for every
 // level at once (the targets ascend, so one cumulative pass serves all):
 // out[j][d] = quantile quantileLevels[j] of count values.
-func histQuantiles(hist []float64, edge func(int) float64, count float64, out [][]float64, d int) {
+//
+// It visits only the bins that used marks: an episode of a few hundred
+// frames fills a few hundred of the 5,000 bins, and clearing and walking
+// all of them, for every dimension of every feature, cost more than the
+// rest of the statistics. Skipping empty bins changes nothing: the
+// cumulative count only grows at a filled bin, so a target is first
+// reached at one (LeRobot's empty-bin case cannot arise in this walk).
+// It leaves hist and used all zero for the next dimension.
+func histQuantiles(hist []float64, used []uint64, edge func(int) float64, count float64, out [][]float64, d int) {
 	j, cum := 0, 0.0
-	for i, h := range hist {
-		before := cum
-		cum += h
-		for j < len(quantileLevels) && cum >= quantileLevels[j]*count {
-			target := quantileLevels[j] * count
-			switch {
-			case i == 0:
-				out[j][d] = edge(0)
-			case h == 0:
-				out[j][d] = edge(i)
-			default:
-				out[j][d] = edge(i) + (target-before)/h*(edge(i+1)-edge(i))
+	for w, word := range used {
+		for ; word != 0; word &= word - 1 {
+			i := w<<6 + bits.TrailingZeros64(word)
+			h := hist[i]
+			hist[i] = 0
+			before := cum
+			cum += h
+			for j < len(quantileLevels) && cum >= quantileLevels[j]*count {
+				target := quantileLevels[j] * count
+				if i == 0 {
+					out[j][d] = edge(0)
+				} else {
+					out[j][d] = edge(i) + (target-before)/h*(edge(i+1)-edge(i))
+				}
+				j++
 			}
-			j++
 		}
-		if j == len(quantileLevels) {
-			return
-		}
+		used[w] = 0
 	}
 	for ; j < len(quantileLevels); j++ {
 		out[j][d] = edge(len(hist))

@@ -239,3 +239,110 @@ func statsOfValues[T any](dtype lerobot.Dtype, v []T, rows, n int) Stats {
 	c := ColumnOf(v)
 	return columnStats(Feature{Name: "x", Dtype: dtype, Shape: []int{n}}, &c, rows, &statsScratch{})
 }
+
+// lerobotQuantiles is RunningQuantileStats' estimate as LeRobot computes it
+// (np.histogram over linspace(min-1e-10, max+1e-10, bins+1), cumsum, then
+// per level the first bin whose cumulative count reaches p*N), walking every
+// bin: the reference for histQuantiles, which visits only the filled ones.
+func lerobotQuantiles(col []float64) [5]float64 {
+	const bins = defaultQuantileBinCount
+	lo, hi := col[0], col[0]
+	for _, x := range col {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	start, stop := lo-1e-10, hi+1e-10
+	step := (stop - start) / bins
+	edge := func(i int) float64 {
+		if i == bins {
+			return stop
+		}
+		return float64(i)*step + start
+	}
+	hist := make([]float64, bins)
+	for _, x := range col {
+		i := bins - 1 // the last bin is closed
+		for b := 0; b < bins; b++ {
+			if x < edge(b+1) {
+				i = b
+				break
+			}
+		}
+		hist[i]++
+	}
+	var q [5]float64
+	for j, p := range quantileLevels {
+		target := p * float64(len(col))
+		cum, i := 0.0, 0
+		for ; i < bins; i++ {
+			if cum+hist[i] >= target {
+				break
+			}
+			cum += hist[i]
+		}
+		switch {
+		case i == bins:
+			q[j] = edge(bins)
+		case i == 0:
+			q[j] = edge(0)
+		case hist[i] == 0:
+			q[j] = edge(i)
+		default:
+			q[j] = edge(i) + (target-cum)/hist[i]*(edge(i+1)-edge(i))
+		}
+	}
+	return q
+}
+
+// TestQuantilesAreLeRobots compares the quantiles bit for bit with the
+// all-bins reference, for several columns and dimensions through one
+// scratch, so that a histogram left dirty by one dimension shows in the next.
+func TestQuantilesAreLeRobots(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewSource(7))
+	gens := []struct {
+		name string
+		gen  func(k int) float64
+	}{
+		{"normal", func(k int) float64 { return r.NormFloat64() }},
+		{"ties", func(k int) float64 { return float64(r.Intn(3)) }},
+		{"ramp", func(k int) float64 { return float64(k) * 0.25 }},
+		{"outlier", func(k int) float64 {
+			if k == 3 {
+				return 1e6
+			}
+			return r.Float64()
+		}},
+		{"constant", func(k int) float64 { return -7 }},
+	}
+	var scratch statsScratch
+	for _, rows := range []int{2, 3, 10, 64, 101, 999, 5000, 12345} {
+		for _, g := range gens {
+			const n = 4
+			v := make([]float64, rows*n)
+			for k := 0; k < rows; k++ {
+				for d := 0; d < n; d++ {
+					v[k*n+d] = g.gen(k) * float64(d+1)
+				}
+			}
+			c := ColumnOf(v)
+			st := columnStats(Feature{Name: "x", Dtype: lerobot.Float64, Shape: []int{n}}, &c, rows, &scratch)
+			for d := 0; d < n; d++ {
+				col := make([]float64, rows)
+				for k := range col {
+					col[k] = v[k*n+d]
+				}
+				want := lerobotQuantiles(col)
+				for j := range want {
+					if got := st.Quantiles[j][d]; got != want[j] {
+						t.Errorf("%s rows=%d d=%d %s = %v, LeRobot's %v", g.name, rows, d, QuantileNames[j], got, want[j])
+					}
+				}
+			}
+		}
+	}
+	for i, h := range scratch.hist {
+		if h != 0 || scratch.used[i>>6] != 0 {
+			t.Fatalf("bin %d left filled: the next dimension would count it", i)
+		}
+	}
+}
