@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 
@@ -30,18 +29,9 @@ func (e *kindError) Is(target error) bool { return target == ErrNotRegular }
 // links). Opening never blocks: a FIFO is opened non-blocking, found out
 // and closed.
 func Open(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, _, err := openRegular(path)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if what := kind(uint32(st.Mode)); what != "" { // uint16 on macOS
-		unix.Close(fd)
-		return nil, &fs.PathError{Op: "open", Path: path, Err: &kindError{what}}
+		return nil, err
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
@@ -50,31 +40,97 @@ func Open(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
+// openRegular opens path non-blocking and returns its descriptor and size
+// if it is a regular file (O_NONBLOCK means nothing to a regular file's
+// reads).
+func openRegular(path string) (int, int64, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, 0, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, 0, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if what := kind(uint32(st.Mode)); what != "" { // uint16 on macOS
+		unix.Close(fd)
+		return -1, 0, &fs.PathError{Op: "open", Path: path, Err: &kindError{what}}
+	}
+	return fd, st.Size, nil
+}
+
 // ReadFile reads the whole regular file path.
+//
+// It reads the descriptor directly, not through an *os.File: a merge
+// reads thousands of small files, and the os.File's setup and second stat
+// were half of each read's system calls.
 func ReadFile(path string) ([]byte, error) {
-	f, err := Open(path)
+	fd, size, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	// Sized by the file, as os.ReadFile does: io.ReadAll's doubling made
-	// a merge's most common garbage after Parquet's.
-	size := 512
-	if st, err := f.Stat(); err == nil && st.Size() < 1<<30 {
-		size = max(int(st.Size())+1, size)
-	}
-	b := make([]byte, 0, size)
+	defer unix.Close(fd)
+	// Sized by the file (one byte more to see the end in the same read):
+	// io.ReadAll's doubling made a merge's most common garbage after
+	// Parquet's.
+	b := make([]byte, 0, max(min(size, 1<<30)+1, 512))
 	for {
-		n, err := f.Read(b[len(b):cap(b)])
+		n, err := readFull(fd, b[len(b):cap(b)])
 		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+		if len(b) < cap(b) {
+			return b, nil
+		}
+		b = append(b, 0)[:len(b)]
+	}
+}
+
+// readFull reads into p until it is full or the file ends (n < len(p)),
+// retrying interrupted reads.
+func readFull(fd int, p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		k, err := unix.Read(fd, p[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if k == 0 {
+			break
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// SHA256 returns the lowercase hex SHA-256 of the regular file path and its
+// size: the one file hash every package uses (video reuse, fingerprints,
+// verify, merge provenance).
+func SHA256(path string) (string, int64, error) {
+	fd, size, err := openRegular(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer unix.Close(fd)
+	// A buffer no larger than the file (at most 1 MiB): io.Copy from a file
+	// takes a new 32 KiB one each call, whatever the file's size.
+	buf := make([]byte, min(max(size+1, 512), 1<<20))
+	h := sha256.New()
+	var n int64
+	for {
+		k, err := readFull(fd, buf)
+		h.Write(buf[:k])
+		n += int64(k)
+		if err != nil {
+			return "", 0, fmt.Errorf("hashing %s: %w", path, err)
+		}
+		if k < len(buf) {
+			return hex.EncodeToString(h.Sum(nil)), n, nil
 		}
 	}
 }
@@ -123,36 +179,4 @@ func kind(mode uint32) string {
 		return "a symbolic link"
 	}
 	return "not a regular file"
-}
-
-// SHA256 returns the lowercase hex SHA-256 of the regular file path and its
-// size: the one file hash every package uses (video reuse, fingerprints,
-// verify, merge provenance).
-func SHA256(path string) (string, int64, error) {
-	f, err := Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	// A buffer no larger than the file (at most 1 MiB): io.Copy from a file
-	// takes a new 32 KiB one each call, whatever the file's size.
-	size := 1 << 20
-	if st, err := f.Stat(); err == nil {
-		size = int(min(max(st.Size(), 512), 1<<20))
-	}
-	buf := make([]byte, size)
-	h := sha256.New()
-	var n int64
-	for {
-		k, err := f.Read(buf)
-		h.Write(buf[:k])
-		n += int64(k)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return "", 0, fmt.Errorf("hashing %s: %w", path, err)
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }

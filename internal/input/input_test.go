@@ -51,6 +51,7 @@ func TestOpenRegularOnly(t *testing.T) {
 			"Open":     func(p string) error { f, err := Open(p); f.Close(); return err },
 			"ReadFile": func(p string) error { _, err := ReadFile(p); return err },
 			"Check":    Check,
+			"SHA256":   func(p string) error { _, _, err := SHA256(p); return err },
 		} {
 			done := make(chan error, 1)
 			go func() { done <- read(c.path) }()
@@ -121,6 +122,18 @@ func TestReadFileAndSHA256(t *testing.T) {
 		sum, n, err := SHA256(p)
 		if want := sha256.Sum256(data); err != nil || n != int64(size) || sum != hex.EncodeToString(want[:]) {
 			t.Errorf("SHA256 of %d bytes: %s, %d bytes, %v; want %x", size, sum, n, err, want)
+		}
+	}
+	// A file whose size says 0 but that holds bytes: read to its end all
+	// the same, as os.ReadFile does.
+	const status = "/proc/self/status"
+	if st, err := os.Stat(status); err == nil && st.Size() == 0 {
+		got, err := ReadFile(status)
+		if err != nil || !bytes.Contains(got, []byte("\nVmPeak:")) {
+			t.Errorf("ReadFile(%s): %d bytes, %v; want the whole file", status, len(got), err)
+		}
+		if _, n, err := SHA256(status); err != nil || n < 512 {
+			t.Errorf("SHA256(%s): %d bytes, %v; want the whole file", status, n, err)
 		}
 	}
 }
