@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -107,6 +108,21 @@ func TestProfileChecks(t *testing.T) {
 		{"card lists a retried attempt as accepted", func(t *testing.T, shard string) {
 			editFile(t, filepath.Join(shard, "README.md"), "| retried |  |", "| accepted | 99 |")
 		}, "card.provenance"},
+		{"card lists an accepted attempt as retried", func(t *testing.T, shard string) {
+			editFile(t, filepath.Join(shard, "README.md"), "| accepted | 0 |", "| retried |  |")
+		}, "card.provenance"},
+		{"card names a specification the shard lacks", func(t *testing.T, shard string) {
+			path := filepath.Join(shard, "README.md")
+			b, _ := os.ReadFile(path)
+			other := regexp.MustCompile("(?m)^(\\| applied and recorded \\| \\d+ \\| `)[0-9a-f]{64}`")
+			if !other.Match(b) {
+				t.Fatal("the card has no specification row")
+			}
+			b = other.ReplaceAll(b, []byte("${1}"+strings.Repeat("0", 64)+"`"))
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "card.provenance"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,6 +139,21 @@ func TestProfileChecks(t *testing.T) {
 				t.Errorf("sound=%v codes %v, want %s\n%s", res.Sound, res.Codes(), tt.code, findingLines(res))
 			}
 		})
+	}
+}
+
+// TestCardInfoComparedAsJSON: the card's copy of info.json is compared as
+// a document, not as bytes: spacing of its own is no finding.
+func TestCardInfoComparedAsJSON(t *testing.T) {
+	t.Parallel()
+	shard := copyShard(t)
+	editFile(t, filepath.Join(shard, "README.md"), `"total_frames": `, `"total_frames":   `)
+	res, err := Shard(context.Background(), shard, Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(res.Codes(), "card.info") {
+		t.Errorf("codes %v: a re-spaced copy of info.json is the same document\n%s", res.Codes(), findingLines(res))
 	}
 }
 
