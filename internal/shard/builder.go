@@ -301,22 +301,35 @@ func (b *Builder) episodeStats(rows *EpisodeRows, index, task, from int64, video
 		jobs[si+1+j] = job{i64, &ColumnData{v: b.defInts[j][:n]}}
 	}
 
-	workers := min(b.workers, len(jobs))
+	width := 0
+	for _, j := range jobs {
+		if j.c != nil {
+			width += j.f.width()
+		}
+	}
 	var next atomic.Int64
+	work := func(scratch *statsScratch) {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= len(jobs) {
+				return
+			}
+			if jobs[i].c != nil {
+				out[i] = columnStats(jobs[i].f, jobs[i].c, n, scratch)
+			}
+		}
+	}
+	workers := episodeWorkers(b.workers, len(jobs), n*width)
+	if workers <= 1 {
+		work(&b.scratch[0])
+		return out
+	}
 	var wg sync.WaitGroup
 	for g := 0; g < workers; g++ {
 		wg.Add(1)
 		go func(scratch *statsScratch) {
 			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(jobs) {
-					return
-				}
-				if jobs[i].c != nil {
-					out[i] = columnStats(jobs[i].f, jobs[i].c, n, scratch)
-				}
-			}
+			work(scratch)
 		}(&b.scratch[g])
 	}
 	wg.Wait()

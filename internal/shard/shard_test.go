@@ -729,6 +729,13 @@ func TestWriterErrors(t *testing.T) {
 // several encoding goroutines and compares the data file bytes.
 func TestWorkersDoNotChangeOutput(t *testing.T) {
 	t.Parallel()
+	width := 0
+	for _, f := range dataColumns(benchFeatures) {
+		width += f.width()
+	}
+	if episodeWorkers(3, 9, benchFrames*width) != 3 {
+		t.Fatalf("an episode of %d rows of %d values is written by one goroutine: this test would compare nothing", benchFrames, width)
+	}
 	d := makeBenchData()
 	var files []string
 	for _, workers := range []int{1, 3} {
@@ -749,5 +756,23 @@ func TestWorkersDoNotChangeOutput(t *testing.T) {
 	}
 	if files[0] != files[1] {
 		t.Error("data file differs between 1 and 3 workers")
+	}
+}
+
+// An episode is spread over goroutines only when it holds enough values
+// for the hand-off to pay, and never over more goroutines than tasks.
+func TestEpisodeWorkers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ workers, tasks, values, want int }{
+		{2, 20, 15 * 35, 1}, // a merge's small episode
+		{2, 20, parallelMinValues - 1, 1},
+		{2, 20, parallelMinValues, 2},
+		{8, 3, 1 << 20, 3},
+		{1, 20, 1 << 20, 1},
+		{0, 20, 1 << 20, 1},
+	} {
+		if got := episodeWorkers(c.workers, c.tasks, c.values); got != c.want {
+			t.Errorf("episodeWorkers(%d, %d, %d) = %d, want %d", c.workers, c.tasks, c.values, got, c.want)
+		}
 	}
 }
