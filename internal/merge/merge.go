@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
@@ -70,6 +71,11 @@ type Options struct {
 	// DataFileSizeBytes and VideoFileSizeBytes, when positive, replace the
 	// MB limits (tests with small files); info.json keeps the MB values.
 	DataFileSizeBytes, VideoFileSizeBytes int64
+	// HeldRowsBytes bounds the decoded rows kept from the sources' quick
+	// verify until they are written (0: heldRowsBudget; negative: none,
+	// each source's rows are decoded again when written). The dataset is
+	// the same whatever it is.
+	HeldRowsBytes int64
 	// Version is the tool version recorded in the report.
 	Version string
 	// Logger receives progress lines; nil discards them.
@@ -148,15 +154,22 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	sums := newFileSums()
 	// One pool of page buffers for every Parquet read of the merge.
 	pages := &pqcolumns.PagePool{}
+	var held atomic.Int64
+	budget := opts.HeldRowsBytes
+	if budget == 0 {
+		budget = heldRowsBudget
+	}
 	twoAtATime(len(dirs), func(i int) {
 		files := pqcolumns.NewFiles(pages)
 		defer files.Close()
 		if sources[i], openErrs[i] = openSource(ctx, dirs[i], files); openErrs[i] != nil {
 			return
 		}
-		verifyErrs[i] = verifySource(ctx, sources[i], opts.Into != "" && i == 0, files, sums, log)
-		// The rows are read again when they are written: holding every
-		// source's decoded files until then would grow with their count.
+		into := opts.Into != "" && i == 0
+		verifyErrs[i] = verifySource(ctx, sources[i], into, files, sums, log)
+		if verifyErrs[i] == nil && !into {
+			holdRows(ctx, sources[i], &held, budget)
+		}
 		sources[i].ds.Parquet = nil
 	})
 	for i, d := range dirs {
@@ -187,7 +200,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	log.Debug("merge: sources read", "sources", len(sources), "elapsed", time.Since(start))
+	log.Debug("merge: sources read", "sources", len(sources), "rows_held_bytes", held.Load(), "elapsed", time.Since(start))
 	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, sums: sums, pages: pages}
 	// A shard is one source of the report; a merged dataset brings all of
 	// its own, numbered on from where it stands.
@@ -299,6 +312,31 @@ func (d *dirSet) add(dir string) (string, bool) {
 	}
 	d.infos, d.paths = append(d.infos, info), append(d.paths, dir)
 	return "", false
+}
+
+// heldRowsBudget bounds by default the decoded rows a merge keeps from its
+// sources' quick verify until it writes them. Within it a source's data
+// files are decoded once, not again by the writer (the writer of a merge
+// of 256 small shards, whose rows take 1.0 MiB in all, spent most of its
+// time waiting for that second decoding); beyond it they are decoded
+// again when written, so that memory does not grow with the number or the
+// size of the sources.
+const heldRowsBudget = 16 << 20
+
+// holdRows keeps the rows the quick verify of s decoded, if they fit in
+// what is left of budget (held counts what the merge keeps).
+func holdRows(ctx context.Context, s *source, held *atomic.Int64, budget int64) {
+	if budget <= 0 {
+		return
+	}
+	n, err := s.ds.HoldDataFiles(ctx, s.shardEpisodes())
+	if err != nil {
+		return // the writer reads the rows itself, and reports it
+	}
+	if held.Add(n) > budget {
+		held.Add(-n)
+		s.ds.ReleaseDataFiles()
+	}
 }
 
 // twoAtATime calls fn(i) for i in [0, n), two calls at a time: the
@@ -667,12 +705,13 @@ func (d *rowsDecoder) wait(si int) {
 	<-d.ready[si]
 }
 
-// done releases what was decoded of source si.
+// done releases what was decoded, or held, of source si.
 func (d *rowsDecoder) done(si int) {
 	if f := d.sources[si].ds.Parquet; f != nil {
 		f.Close()
 		d.sources[si].ds.Parquet = nil
 	}
+	d.sources[si].ds.ReleaseDataFiles()
 }
 
 // stop ends the decoder and waits for it.

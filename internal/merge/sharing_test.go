@@ -2,9 +2,14 @@ package merge
 
 import (
 	"context"
+	"crypto/sha256"
 	"io/fs"
 	"log/slog"
+	"maps"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +88,65 @@ func TestDecodeAheadCancelledNeverBlocks(t *testing.T) {
 			t.Fatalf("round %d: the writer still waits for its decoder 10 s after a cancellation", round)
 		}
 	}
+}
+
+// Rows held from the sources' quick verify, all, some or none of them,
+// make the same dataset, byte for byte: holding changes only when the rows
+// are decoded. The merge's debug line says how much it held.
+func TestHeldRowsChangeNothing(t *testing.T) {
+	src := shards(t, "h264-a", "h264-crash", "h264-spec2", "h264-b")
+	dir := t.TempDir()
+	merge := func(name string, budget int64) (map[string][32]byte, int64) {
+		t.Helper()
+		var log strings.Builder
+		out := filepath.Join(dir, name)
+		_, err := Merge(context.Background(), Options{Sources: src, Output: out, HeldRowsBytes: budget,
+			Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		if err != nil {
+			t.Fatalf("merge %s: %v", name, err)
+		}
+		m := regexp.MustCompile(`msg="merge: sources read".* rows_held_bytes=(\d+)`).FindStringSubmatch(log.String())
+		if m == nil {
+			t.Fatalf("merge %s: no rows_held_bytes in its debug log", name)
+		}
+		held, _ := strconv.ParseInt(m[1], 10, 64)
+		return treeHashes(t, out), held
+	}
+	all, heldAll := merge("all", 0)
+	none, heldNone := merge("none", -1)
+	if heldAll == 0 || heldNone != 0 {
+		t.Fatalf("held %d bytes by default and %d with none allowed", heldAll, heldNone)
+	}
+	// A budget for about half of them: the first sources' rows fit.
+	some, heldSome := merge("some", heldAll/2)
+	if heldSome == 0 || heldSome >= heldAll {
+		t.Fatalf("held %d bytes of %d with a budget of half", heldSome, heldAll)
+	}
+	for name, got := range map[string]map[string][32]byte{"none": none, "some": some} {
+		if !maps.Equal(got, all) {
+			t.Errorf("the dataset with %s of the rows held differs from the one with all held", name)
+		}
+	}
+}
+
+// treeHashes hashes every file under dir by its relative path.
+func treeHashes(t *testing.T, dir string) map[string][32]byte {
+	t.Helper()
+	out := map[string][32]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = sha256.Sum256(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

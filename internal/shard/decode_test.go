@@ -65,3 +65,92 @@ func TestDecodeDataFilesIsWhatRowReaderReads(t *testing.T) {
 		t.Errorf("the reader opened %d more files after they were decoded", shared.Opened()-len(files))
 	}
 }
+
+// HoldDataFiles keeps the decoded columns past the Parquet files' close:
+// a RowReader then opens nothing and reads the rows a reader of its own
+// reads, also after the page pool served other files' reads; the held
+// bytes are those of the columns; ReleaseDataFiles lets them go, and the
+// reader reads through the files again.
+func TestHoldDataFilesOutlivesTheFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := fixtureOptions
+	opts.DataFileSizeBytes = 1 // a data file per episode: several files
+	buildFixture(t, dir, opts)
+	ds, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, err := ds.Episodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := &pqcolumns.PagePool{}
+	shared := pqcolumns.NewFiles(pages)
+	ds.Parquet = shared
+	held, err := ds.HoldDataFiles(ctx, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frames int64
+	for _, e := range eps {
+		frames += e.Length
+	}
+	// At least the int64 index column of every row.
+	if held < 8*frames {
+		t.Fatalf("held %d bytes for %d rows", held, frames)
+	}
+	if again, err := ds.HoldDataFiles(ctx, eps); err != nil || again != 0 {
+		t.Fatalf("holding the same files again: %d more bytes, %v", again, err)
+	}
+	opened := shared.Opened()
+	shared.Close()
+	ds.Parquet = nil
+	// Other reads take the pool's buffers, and would show in rows that
+	// still pointed into them.
+	other, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Parquet = pqcolumns.NewFiles(pages)
+	if err := other.DecodeDataFiles(ctx, eps); err != nil {
+		t.Fatal(err)
+	}
+	other.Parquet.Close()
+
+	counting := pqcolumns.NewFiles(pages)
+	defer counting.Close()
+	ds.Parquet = counting
+	own, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll := func(what string) {
+		heldRows, ownRows := ds.NewRowReader(nil), own.NewRowReader(nil)
+		defer heldRows.Close()
+		defer ownRows.Close()
+		for i := range eps {
+			got := NewEpisodeRows(ds.Info.DataFeatures(), int(eps[i].Length))
+			want := NewEpisodeRows(ds.Info.DataFeatures(), int(eps[i].Length))
+			if err := heldRows.Read(ctx, &eps[i], got); err != nil {
+				t.Fatal(err)
+			}
+			if err := ownRows.Read(ctx, &eps[i], want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: episode %d: rows differ from a reader's of its own", what, i)
+			}
+		}
+	}
+	readAll("held")
+	if counting.Opened() != 0 {
+		t.Errorf("the reader opened %d files; %d were held", counting.Opened(), opened)
+	}
+	ds.ReleaseDataFiles()
+	readAll("released")
+	if counting.Opened() != opened {
+		t.Errorf("after the release the reader opened %d files, want the %d", counting.Opened(), opened)
+	}
+}

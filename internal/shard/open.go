@@ -57,6 +57,9 @@ type Dataset struct {
 	// that each file is parsed and decoded once. Nil: each read opens its
 	// own.
 	Parquet *pqcolumns.Files
+
+	// held are the data files' columns HoldDataFiles keeps.
+	held map[DataLocation]*table
 }
 
 // Info is what meta/info.json says of the dataset.

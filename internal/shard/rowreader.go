@@ -33,9 +33,61 @@ func (e *Episode) dataFile() DataLocation {
 	return DataLocation{ChunkIndex: e.Data.ChunkIndex, FileIndex: e.Data.FileIndex}
 }
 
-// readDataFile reads every column of a data file, through d.Parquet.
+// readDataFile reads every column of a data file, through d.Parquet, or
+// hands out the columns HoldDataFiles kept of it.
 func (d *Dataset) readDataFile(ctx context.Context, loc DataLocation) (*table, error) {
+	if t := d.held[loc]; t != nil {
+		return t.retain(), nil
+	}
 	return readTable(ctx, d.Parquet, d.Path(layout.DataPath(loc.ChunkIndex, loc.FileIndex)))
+}
+
+// dataFiles are the data files that hold eps' rows, each once, in the
+// order the episodes come to them.
+func dataFiles(eps []Episode) []DataLocation {
+	var locs []DataLocation
+	seen := map[DataLocation]bool{}
+	for i := range eps {
+		if loc := eps[i].dataFile(); !seen[loc] {
+			seen[loc] = true
+			locs = append(locs, loc)
+		}
+	}
+	return locs
+}
+
+// HoldDataFiles decodes, through d.Parquet, the data files that hold eps'
+// rows, and keeps their columns for the dataset's RowReaders after
+// d.Parquet is closed, until ReleaseDataFiles. It returns the bytes the
+// columns hold. A merge keeps, within a budget, the rows its quick verify
+// of a source decoded anyway, instead of decoding them again when it
+// writes them.
+func (d *Dataset) HoldDataFiles(ctx context.Context, eps []Episode) (int64, error) {
+	var n int64
+	for _, loc := range dataFiles(eps) {
+		if d.held[loc] != nil {
+			continue
+		}
+		t, err := d.readDataFile(ctx, loc)
+		if err != nil {
+			d.ReleaseDataFiles()
+			return 0, err
+		}
+		if d.held == nil {
+			d.held = map[DataLocation]*table{}
+		}
+		d.held[loc] = t
+		n += t.bytes()
+	}
+	return n, nil
+}
+
+// ReleaseDataFiles lets go of the columns HoldDataFiles kept.
+func (d *Dataset) ReleaseDataFiles() {
+	for loc, t := range d.held {
+		t.release()
+		delete(d.held, loc)
+	}
 }
 
 // DecodeDataFiles decodes, through d.Parquet, the data files that hold
@@ -43,13 +95,7 @@ func (d *Dataset) readDataFile(ctx context.Context, loc DataLocation) (*table, e
 // finds them decoded (a merge decodes its next source's rows while it
 // writes the current one's). Without d.Parquet it only reads them.
 func (d *Dataset) DecodeDataFiles(ctx context.Context, eps []Episode) error {
-	seen := map[DataLocation]bool{}
-	for i := range eps {
-		loc := eps[i].dataFile()
-		if seen[loc] {
-			continue
-		}
-		seen[loc] = true
+	for _, loc := range dataFiles(eps) {
 		t, err := d.readDataFile(ctx, loc)
 		if err != nil {
 			return err

@@ -49,6 +49,37 @@ func (t *table) release() {
 	}
 }
 
+// retain returns the table again, its columns retained for the caller's
+// release.
+func (t *table) retain() *table {
+	cols := make(map[string]arrow.Array, len(t.cols))
+	for name, a := range t.cols {
+		a.Retain()
+		cols[name] = a
+	}
+	return &table{path: t.path, rows: t.rows, cols: cols}
+}
+
+// bytes is what the table's columns hold in their buffers.
+func (t *table) bytes() int64 {
+	var n int64
+	var add func(d arrow.ArrayData)
+	add = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+		for _, c := range d.Children() {
+			add(c)
+		}
+	}
+	for _, a := range t.cols {
+		add(a.Data())
+	}
+	return n
+}
+
 func (t *table) has(name string) bool { _, ok := t.cols[name]; return ok }
 
 func (t *table) int64s(name string) (*array.Int64, error) {
