@@ -244,7 +244,11 @@ func (p *videoPlan) execute(ctx context.Context, dir string, fps int) error {
 		if err != nil {
 			return err
 		}
-		for _, r := range copyRanges(f.parts) {
+		ranges := copyRanges(f.parts)
+		for k, r := range ranges {
+			if k+1 < len(ranges) {
+				j.Prepare(ranges[k+1].path)
+			}
 			got, err := j.AppendRange(ctx, r.path, r.from, r.frames)
 			if err == nil && got.Frames != r.frames {
 				err = fmt.Errorf("merge: %s holds %d frames from frame %d, its episodes %d", r.path, got.Frames, r.from, r.frames)

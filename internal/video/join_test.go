@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/big"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -166,4 +167,95 @@ func TestJoinerRefusals(t *testing.T) {
 			t.Fatalf("close: %v, want the announced count named", err)
 		}
 	})
+}
+
+// Sources prepared ahead join to the same bytes as sources opened by
+// AppendRange itself, in every order of preparing: the first one prepared
+// (probed when it is taken), one prepared and passed by, one prepared
+// twice, one never appended (closed at Close), and a missing file, whose
+// error AppendRange reports naming it. An Abort with prepared sources
+// pending closes them.
+func TestJoinerPreparedSourcesJoinTheSame(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	a := gridFile(t, dir, "a", 12, 100, 30, 96, 64)
+	b := gridFile(t, dir, "b", 9, 500, 30, 96, 64)
+	c := gridFile(t, dir, "c", 7, 900, 30, 96, 64)
+	missing := filepath.Join(dir, "missing.mp4")
+	order := []string{a, b, c, a}
+	join := func(name string, prepare func(j *Joiner, k int)) string {
+		t.Helper()
+		out := filepath.Join(dir, name+".mp4")
+		j, err := NewJoiner(out, 30, 40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, src := range order {
+			prepare(j, k)
+			if _, err := j.AppendRange(ctx, src, 0, -1); err != nil {
+				t.Fatalf("%s: append %d: %v", name, k, err)
+			}
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return readAll(t, out)
+	}
+	want := join("plain", func(*Joiner, int) {})
+	for _, tc := range []struct {
+		name    string
+		prepare func(j *Joiner, k int)
+	}{
+		{"next one", func(j *Joiner, k int) {
+			if k+1 < len(order) {
+				j.Prepare(order[k+1])
+			}
+		}},
+		{"every one, the first too", func(j *Joiner, k int) {
+			if k == 0 {
+				for _, src := range order {
+					j.Prepare(src)
+				}
+			}
+		}},
+		{"one passed by", func(j *Joiner, k int) {
+			if k == 0 {
+				j.Prepare(c) // passed by when b is taken, opened again for its turn
+				j.Prepare(b)
+			}
+		}},
+		{"never appended", func(j *Joiner, k int) {
+			if k == len(order)-1 {
+				j.Prepare(c)
+			}
+		}},
+	} {
+		if got := join(tc.name, tc.prepare); got != want {
+			t.Errorf("%s: the joined file differs from the one joined without preparing", tc.name)
+		}
+	}
+
+	j, err := NewJoiner(filepath.Join(dir, "missing-joined.mp4"), 30, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Prepare(missing)
+	if _, err := j.AppendRange(ctx, missing, 0, -1); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("appending a prepared missing file: %v, want an error naming it", err)
+	}
+	j.Prepare(a)
+	j.Prepare(b)
+	j.Abort()
+	if len(j.prepared) != 0 {
+		t.Errorf("%d prepared sources left open after Abort", len(j.prepared))
+	}
+}
+
+func readAll(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
