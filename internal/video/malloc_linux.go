@@ -2,6 +2,7 @@ package video
 
 //#include <malloc.h>
 //static int ceres_set_mmap_threshold(int n) { return mallopt(M_MMAP_THRESHOLD, n); }
+//static void ceres_trim(void) { malloc_trim(0); }
 import "C"
 
 // MapLargeAllocations makes the C allocator (glibc) give every block of at
@@ -16,3 +17,7 @@ import "C"
 func MapLargeAllocations(threshold int) bool {
 	return C.ceres_set_mmap_threshold(C.int(threshold)) == 1
 }
+
+// ReturnFreedMemory hands the C allocator's free memory back to the
+// system (glibc's malloc_trim(0), over every arena).
+func ReturnFreedMemory() { C.ceres_trim() }

@@ -380,6 +380,7 @@ func (o *outputFile) free() {
 		o.enc.Free()
 		unlock()
 		o.enc = nil
+		ReturnFreedMemory()
 	}
 	if o.ioc != nil {
 		_ = o.ioc.Close()
