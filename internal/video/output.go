@@ -380,6 +380,10 @@ func (o *outputFile) free() {
 		o.enc.Free()
 		unlock()
 		o.enc = nil
+		// Every episode has an encoder of its own, and glibc keeps what
+		// each frees in its per-thread arenas: a one-hour export's peak
+		// grew to 450-520 MB against 145 MB for one minute. Handing it
+		// back took 4.4 ms a time, about 1 % of a long export's CPU.
 		ReturnFreedMemory()
 	}
 	if o.ioc != nil {
