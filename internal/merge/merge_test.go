@@ -520,22 +520,11 @@ func TestMergeCampaignProvenance(t *testing.T) {
 // what LeRobot reads of a dataset.
 func lerobotFiles(t *testing.T, dir string) map[string][32]byte {
 	t.Helper()
-	out := map[string][32]byte{}
-	for _, top := range []string{layout.DataDir, path.Dir(layout.InfoPath), layout.VideosDir} {
-		err := filepath.WalkDir(filepath.Join(dir, top), func(p string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(dir, p)
-			out[filepath.ToSlash(rel)] = sha256.Sum256(b)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
+	out := treeHashes(t, dir)
+	for rel := range out {
+		top, _, _ := strings.Cut(rel, "/")
+		if top != layout.DataDir && top != path.Dir(layout.InfoPath) && top != layout.VideosDir {
+			delete(out, rel)
 		}
 	}
 	return out

@@ -13,18 +13,7 @@ import (
 // reads the same rows as a reader of its own.
 func TestDecodeDataFilesIsWhatRowReaderReads(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	opts := fixtureOptions
-	opts.DataFileSizeBytes = 1 // a data file per episode: several files
-	buildFixture(t, dir, opts)
-	ds, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eps, err := ds.Episodes(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, ds, eps := severalDataFiles(t)
 	files := map[DataLocation]bool{}
 	for i := range eps {
 		files[eps[i].dataFile()] = true
@@ -74,18 +63,7 @@ func TestDecodeDataFilesIsWhatRowReaderReads(t *testing.T) {
 func TestHoldDataFilesOutlivesTheFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir := t.TempDir()
-	opts := fixtureOptions
-	opts.DataFileSizeBytes = 1 // a data file per episode: several files
-	buildFixture(t, dir, opts)
-	ds, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eps, err := ds.Episodes(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, ds, eps := severalDataFiles(t)
 	pages := &pqcolumns.PagePool{}
 	shared := pqcolumns.NewFiles(pages)
 	ds.Parquet = shared
@@ -153,4 +131,23 @@ func TestHoldDataFilesOutlivesTheFiles(t *testing.T) {
 	if counting.Opened() != opened {
 		t.Errorf("after the release the reader opened %d files, want the %d", counting.Opened(), opened)
 	}
+}
+
+// severalDataFiles builds the fixture with a data file per episode and
+// opens it.
+func severalDataFiles(t *testing.T) (string, *Dataset, []Episode) {
+	t.Helper()
+	dir := t.TempDir()
+	opts := fixtureOptions
+	opts.DataFileSizeBytes = 1
+	buildFixture(t, dir, opts)
+	ds, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, err := ds.Episodes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, ds, eps
 }

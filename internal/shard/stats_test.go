@@ -250,24 +250,23 @@ func lerobotQuantiles(col []float64) [5]float64 {
 	for _, x := range col {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
 	}
-	start, stop := lo-1e-10, hi+1e-10
-	step := (stop - start) / bins
-	edge := func(i int) float64 {
-		if i == bins {
-			return stop
-		}
-		return float64(i)*step + start
+	// np.linspace(lo-1e-10, hi+1e-10, bins+1): i*step + start, the last
+	// edge exactly stop.
+	edges := make([]float64, bins+1)
+	step := (hi + 1e-10 - (lo - 1e-10)) / bins
+	for i := range edges {
+		edges[i] = float64(i)*step + (lo - 1e-10)
 	}
+	edges[bins] = hi + 1e-10
+	edge := func(i int) float64 { return edges[i] }
 	hist := make([]float64, bins)
 	for _, x := range col {
-		i := bins - 1 // the last bin is closed
-		for b := 0; b < bins; b++ {
-			if x < edge(b+1) {
-				i = b
-				break
-			}
+		// np.histogram: bins [e_i, e_i+1), the last one closed.
+		i := sort.SearchFloat64s(edges, x)
+		if i == len(edges) || edges[i] != x {
+			i--
 		}
-		hist[i]++
+		hist[min(max(i, 0), bins-1)]++
 	}
 	var q [5]float64
 	for j, p := range quantileLevels {
