@@ -60,14 +60,14 @@ func (t *table) retain() *table {
 	return &table{path: t.path, rows: t.rows, cols: cols}
 }
 
-// bytes is what the table's columns hold in their buffers.
+// bytes is the memory the table's columns hold: their buffers' capacity.
 func (t *table) bytes() int64 {
 	var n int64
 	var add func(d arrow.ArrayData)
 	add = func(d arrow.ArrayData) {
 		for _, b := range d.Buffers() {
 			if b != nil {
-				n += int64(b.Len())
+				n += int64(b.Cap())
 			}
 		}
 		for _, c := range d.Children() {
