@@ -4,7 +4,7 @@
 # exporter writes, frame by frame, and merge two of them.
 #
 # 1. setup.sh: the cached venv (.cache/conformance-venv).
-# 2. test_check.py: check.py's own helpers.
+# 2. test_*.py: check.py's own helpers, setup.sh's free-disk refusal.
 #    check.py --selftest: the checker passes on LeRobot-written datasets and
 #    fails on corrupted copies of them (proves the checker).
 # 3. The exporter matrix: synthesised sessions (retries, 0-3 cameras,

@@ -28,11 +28,27 @@ else
 	echo "conformance venv: creating $venv from $req (downloads about 4 GB from PyPI, mostly torch and its CUDA runtime wheels)" >&2
 	rm -rf "$venv"
 	mkdir -p "$(dirname "$venv")"
+	# A full disk otherwise shows up minutes later as pip's bare "[Errno 28]
+	# No space left on device", naming neither the place nor the need. The
+	# need is the installed venv plus the wheels pip holds in TMPDIR until
+	# it has installed them all: measured at 10.9 GB for LeRobot 0.4.4's
+	# (6.9 GB installed) and 7.5 GB for 0.6.1's (4.7 GB installed), both on
+	# one file system (README.md, "Conformance").
+	need_mb="${CONFORMANCE_VENV_FREE_MB:-12000}"
+	for dir in "$(dirname "$venv")" "${TMPDIR:-/tmp}"; do
+		free_mb=$(df -Pm "$dir" | awk 'NR == 2 { print $4 }')
+		if [ "$free_mb" -lt "$need_mb" ]; then
+			echo "conformance venv: $dir has $free_mb MB free; building the venv needs about $need_mb MB there (set CONFORMANCE_VENV, TMPDIR or CONFORMANCE_VENV_FREE_MB)" >&2
+			exit 1
+		fi
+	done
 	"$python" -m venv "$venv"
 	# --no-deps: requirements.txt is the complete, resolved set (see its header);
 	# resolving lerobot's own dependency list would add GBs of unused packages.
+	# --no-cache-dir: the venv is built once and stamped, so a second copy of
+	# every wheel in pip's cache would only double what the build leaves on disk.
 	"$venv/bin/pip" install --quiet --disable-pip-version-check --no-input --progress-bar off \
-		--no-deps -r "$req" >&2
+		--no-cache-dir --no-deps -r "$req" >&2
 	echo "conformance venv: installed in $(( $(date +%s) - start ))s, $(du -sh "$venv" | cut -f1)" >&2
 	# Prove the pieces the check relies on import before stamping the venv.
 	HF_HUB_OFFLINE=1 "$venv/bin/python" - >&2 <<'PY'
