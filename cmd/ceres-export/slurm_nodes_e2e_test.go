@@ -546,72 +546,133 @@ func TestE2ESlurmNodesLost(t *testing.T) {
 	}
 }
 
-// TestE2ESlurmNodesCancelled cancels one array task while it exports
-// (scancel JOB_INDEX: SIGTERM, its attempt interrupted), then submits the
-// campaign again: only the cancelled task gets a new attempt, the others
-// keep their one attempt and their shards, and all end succeeded.
-func TestE2ESlurmNodesCancelled(t *testing.T) {
+// TestE2ESlurmNodesStopped has the scheduler stop one array task while it
+// exports, by scancel of its index (SIGTERM, state CANCELLED) or by its
+// time limit (SIGTERM, state TIMEOUT), then submits the campaign again:
+// only unfinished work runs again. The stopped task's attempt is recorded
+// interrupted; what its share finished before keeps its one attempt and
+// its shard's bytes, what it never started gets its first attempt, and the
+// other shares are left alone.
+func TestE2ESlurmNodesStopped(t *testing.T) {
 	c := slurmNodes(t)
-	root := t.TempDir()
-	manifest, ids := nodesManifest(t, root, "cancelled", "short1", "short2", "long")
-	out := filepath.Join(root, "out")
-	array, _ := c.submit(t, manifest, out)
-	r := waitRunning(t, out, ids[2], 2*time.Minute)
-	if r.Array == nil || r.Array.Index != 2 {
-		t.Fatalf("%s runs in array task %+v, want 2", ids[2], r.Array)
-	}
-	c.slurm(t, "scancel", array+"_2")
-	c.waitGone(t, out, 3*time.Minute, array)
-	jobs := c.jobs(t, array)
-	for i, want := range []string{"COMPLETED", "COMPLETED", "CANCELLED"} {
-		if j := jobs[strconv.Itoa(i)]; j.State != want {
-			t.Errorf("array task %d: %+v, want %s", i, j, want)
-		}
-	}
-	recs := readRecords(t, out, ids[2])
-	if len(recs) != 1 || recs[0].State != campaign.StateInterrupted || recs[0].Category != campaign.CategoryInterrupted {
-		t.Fatalf("%s after scancel: %+v\n%s", ids[2], recs, slurmLogs(out))
-	}
-	if _, err := os.Stat(filepath.Join(out, ids[2])); err == nil {
-		t.Errorf("the cancelled task left a shard")
-	}
-	before := map[string]map[string][]byte{}
-	for _, id := range ids[:2] {
-		before[id] = testtree.Files(t, filepath.Join(out, id))
-	}
-
-	again, _ := c.submit(t, manifest, out)
-	c.waitGone(t, out, 3*time.Minute, again)
-	for i, j := range c.jobs(t, again) {
-		if j.State != "COMPLETED" || j.Exit != "0:0" {
-			t.Errorf("resubmitted array task %s: %+v", i, j)
-		}
-	}
-	for i, id := range ids {
-		recs := readRecords(t, out, id)
-		want := 1
-		if i == 2 {
-			want = 2
-		}
-		if len(recs) != want || recs[want-1].State != campaign.StateSucceeded || recs[want-1].AttemptNo != want {
-			t.Errorf("%s: %d records, the last %+v; want %d, the last succeeded", id, len(recs), recs[len(recs)-1], want)
-			continue
-		}
-		if i < 2 {
-			if got := testtree.Files(t, filepath.Join(out, id)); !reflect.DeepEqual(got, before[id]) {
-				t.Errorf("%s: the shard changed", id)
+	for _, tc := range []struct {
+		name     string
+		sessions []string // round robin over the array's tasks
+		shares   int
+		stopped  int // the share stopped, once its first task runs
+		stop     func(t *testing.T, job string)
+		state    string
+	}{
+		{
+			name:     "scancel",
+			sessions: []string{"short1", "short2", "long"},
+			shares:   3, stopped: 2,
+			stop:  func(t *testing.T, job string) { c.slurm(t, "scancel", job) },
+			state: "CANCELLED",
+		},
+		{
+			// SLURM's smallest time limit is a minute, and slurmctld checks
+			// limits every 30 s: the running task's end is moved to 3 s
+			// from now (scontrol's EndTime, which shortens its limit) and
+			// the limit is hit 3-33 s later. Its share holds six long
+			// exports (7 s each on an idle machine, serial with --jobs 1),
+			// so that it is still exporting then, whatever it finished.
+			name:     "time limit",
+			sessions: []string{"short1", "long", "short2", "long", "short3", "long", "short1", "long", "short2", "long", "short3", "long"},
+			shares:   2, stopped: 1,
+			stop: func(t *testing.T, job string) {
+				c.slurm(t, "scontrol", "update", "JobId="+job, "EndTime="+time.Now().Add(3*time.Second).Format("2006-01-02T15:04:05"))
+			},
+			state: "TIMEOUT",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			manifest, ids := nodesManifest(t, root, "stopped", tc.sessions...)
+			out := filepath.Join(root, "out")
+			array, _ := c.submit(t, manifest, out, "--array-count", strconv.Itoa(tc.shares))
+			r := waitRunning(t, out, ids[tc.stopped], 2*time.Minute)
+			if r.Array == nil || r.Array.Index != tc.stopped {
+				t.Fatalf("%s runs in array task %+v, want %d", ids[tc.stopped], r.Array, tc.stopped)
 			}
-			continue
-		}
-		if a := shardAttempt(t, filepath.Join(out, id)); a != 2 {
-			t.Errorf("%s: the shard says attempt %d made it, want 2", id, a)
-		}
-		if stdout, stderr, code := run(t, "verify", "--quick", filepath.Join(out, id)); code != 0 {
-			t.Errorf("verify %s: exit %d\n%s\n%s", id, code, stdout, stderr)
-		}
-	}
-	noLeftovers(t, out)
-	if t.Failed() {
-		t.Log(slurmLogs(out))
+			tc.stop(t, array+"_"+strconv.Itoa(tc.stopped))
+			c.waitGone(t, out, 3*time.Minute, array)
+			jobs := c.jobs(t, array)
+			for i := range tc.shares {
+				want := "COMPLETED"
+				if i == tc.stopped {
+					want = tc.state
+				}
+				if j := jobs[strconv.Itoa(i)]; j.State != want {
+					t.Errorf("array task %d: %+v, want %s", i, j, want)
+				}
+			}
+
+			// What each task had when the scheduler stopped the share.
+			const (
+				finished = iota
+				interrupted
+				untouched
+			)
+			had := make([]int, len(ids))
+			before := map[string]map[string][]byte{}
+			var stoppedIDs []string
+			for i, id := range ids {
+				recs := readRecords(t, out, id)
+				_, err := os.Stat(filepath.Join(out, id))
+				switch {
+				case len(recs) == 1 && recs[0].State == campaign.StateSucceeded && err == nil:
+					had[i] = finished
+					before[id] = testtree.Files(t, filepath.Join(out, id))
+				case i%tc.shares == tc.stopped && len(recs) == 1 && recs[0].State == campaign.StateInterrupted &&
+					recs[0].Category == campaign.CategoryInterrupted && err != nil:
+					had[i] = interrupted
+					stoppedIDs = append(stoppedIDs, id)
+				case i%tc.shares == tc.stopped && len(recs) == 0 && err != nil:
+					had[i] = untouched
+				default:
+					t.Fatalf("%s (share %d) after the stop: records %+v, shard: %v\n%s", id, i%tc.shares, recs, err, slurmLogs(out))
+				}
+			}
+			t.Logf("at the stop: %d tasks finished, %v interrupted, %d never started", len(before), stoppedIDs, len(ids)-len(before)-len(stoppedIDs))
+			if len(stoppedIDs) != 1 {
+				t.Fatalf("interrupted tasks %v, want the one the share was exporting\n%s", stoppedIDs, slurmLogs(out))
+			}
+
+			again, _ := c.submit(t, manifest, out, "--array-count", strconv.Itoa(tc.shares))
+			c.waitGone(t, out, 5*time.Minute, again)
+			for i, j := range c.jobs(t, again) {
+				if j.State != "COMPLETED" || j.Exit != "0:0" {
+					t.Errorf("resubmitted array task %s: %+v", i, j)
+				}
+			}
+			for i, id := range ids {
+				recs := readRecords(t, out, id)
+				want := 1
+				if had[i] == interrupted {
+					want = 2
+				}
+				if len(recs) != want || recs[want-1].State != campaign.StateSucceeded || recs[want-1].AttemptNo != want {
+					t.Errorf("%s: %d records, the last %+v; want %d, the last succeeded", id, len(recs), recs[len(recs)-1], want)
+					continue
+				}
+				if had[i] == finished {
+					if got := testtree.Files(t, filepath.Join(out, id)); !reflect.DeepEqual(got, before[id]) {
+						t.Errorf("%s: the shard changed", id)
+					}
+					continue
+				}
+				if a := shardAttempt(t, filepath.Join(out, id)); a != int64(want) {
+					t.Errorf("%s: the shard says attempt %d made it, want %d", id, a, want)
+				}
+				if stdout, stderr, code := run(t, "verify", "--quick", filepath.Join(out, id)); code != 0 {
+					t.Errorf("verify %s: exit %d\n%s\n%s", id, code, stdout, stderr)
+				}
+			}
+			noLeftovers(t, out)
+			if t.Failed() {
+				t.Log(slurmLogs(out))
+			}
+		})
 	}
 }
