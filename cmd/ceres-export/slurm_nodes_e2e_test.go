@@ -106,12 +106,13 @@ func (c *nodesCluster) nodeState(t *testing.T, node string) string {
 	return strings.TrimSpace(c.slurm(t, "sinfo", "-h", "-n", node, "-o", "%t"))
 }
 
-// submit runs batch slurm --submit for the manifest into out, one array
-// task per node's worth of CPUs, and returns the array's (and merge's) job
-// ids; whatever the test leaves queued is cancelled at its end.
-func (c *nodesCluster) submit(t *testing.T, manifest, out string, extra ...string) (array, merge string) {
+// submit runs batch slurm --submit for the manifest into out as an array
+// of shares tasks, each asking for a node's worth of CPUs, and returns the
+// array's (and merge's) job ids; whatever the test leaves queued is
+// cancelled at its end.
+func (c *nodesCluster) submit(t *testing.T, manifest, out string, shares int, extra ...string) (array, merge string) {
 	t.Helper()
-	args := append([]string{"batch", "slurm", manifest, "-o", out, "--array-count", "3", "--jobs", "1",
+	args := append([]string{"batch", "slurm", manifest, "-o", out, "--array-count", strconv.Itoa(shares), "--jobs", "1",
 		"--cpus-per-task", strconv.Itoa(c.cpus), "--submit"}, extra...)
 	cmd := exec.Command(ceresBinary, args...)
 	cmd.Env = c.env
@@ -336,7 +337,7 @@ func TestE2ESlurmNodesSpread(t *testing.T) {
 	// Three sessions of their own: merge refuses one session twice.
 	manifest, ids := nodesManifest(t, root, "spread", "short1", "short2", "short3")
 	out, merged := filepath.Join(root, "out"), filepath.Join(root, "merged")
-	array, merge := c.submit(t, manifest, out, "--merge", merged, "--merge-group-size", "2")
+	array, merge := c.submit(t, manifest, out, 3, "--merge", merged, "--merge-group-size", "2")
 	c.waitGone(t, out, 5*time.Minute, array, merge)
 	if st := jobField(t, c.env, merge, "JobState"); st != "COMPLETED" {
 		t.Fatalf("merge job %s\n%s", st, slurmLogs(out))
@@ -402,7 +403,7 @@ func TestE2ESlurmNodesLost(t *testing.T) {
 	// the attempts on the lost node outlast SLURM's finding it lost.
 	manifest, ids := nodesManifest(t, root, "lost", "long", "short1", "short2", "long", "short3", "short1", "long", "short2", "short3")
 	out := filepath.Join(root, "out")
-	array, _ := c.submit(t, manifest, out)
+	array, _ := c.submit(t, manifest, out, 3)
 
 	first := waitRunning(t, out, ids[0], 2*time.Minute)
 	node, job := first.Scheduler["SLURM_JOB_NODELIST"], first.Scheduler["SLURM_JOB_ID"]
@@ -574,12 +575,14 @@ func TestE2ESlurmNodesStopped(t *testing.T) {
 			// SLURM's smallest time limit is a minute, and slurmctld checks
 			// limits every 30 s: the running task's end is moved to 3 s
 			// from now (scontrol's EndTime, which shortens its limit) and
-			// the limit is hit 3-33 s later. Its share holds six long
-			// exports (7 s each on an idle machine, serial with --jobs 1),
-			// so that it is still exporting then, whatever it finished.
-			name:     "time limit",
-			sessions: []string{"short1", "long", "short2", "long", "short3", "long", "short1", "long", "short2", "long", "short3", "long"},
-			shares:   2, stopped: 1,
+			// the limit is hit 3-33 s later. Its share holds eight long
+			// exports (about 6 s each on an idle machine, serial with
+			// --jobs 1; with six, one run was stopped in its last), so that
+			// it is still exporting then, whatever it finished.
+			name: "time limit",
+			sessions: []string{"short1", "long", "short2", "long", "short3", "long", "short1", "long",
+				"short2", "long", "short3", "long", "short1", "long", "short2", "long"},
+			shares: 2, stopped: 1,
 			stop: func(t *testing.T, job string) {
 				c.slurm(t, "scontrol", "update", "JobId="+job, "EndTime="+time.Now().Add(3*time.Second).Format("2006-01-02T15:04:05"))
 			},
@@ -590,7 +593,7 @@ func TestE2ESlurmNodesStopped(t *testing.T) {
 			root := t.TempDir()
 			manifest, ids := nodesManifest(t, root, "stopped", tc.sessions...)
 			out := filepath.Join(root, "out")
-			array, _ := c.submit(t, manifest, out, "--array-count", strconv.Itoa(tc.shares))
+			array, _ := c.submit(t, manifest, out, tc.shares)
 			r := waitRunning(t, out, ids[tc.stopped], 2*time.Minute)
 			if r.Array == nil || r.Array.Index != tc.stopped {
 				t.Fatalf("%s runs in array task %+v, want %d", ids[tc.stopped], r.Array, tc.stopped)
@@ -639,7 +642,7 @@ func TestE2ESlurmNodesStopped(t *testing.T) {
 				t.Fatalf("interrupted tasks %v, want the one the share was exporting\n%s", stoppedIDs, slurmLogs(out))
 			}
 
-			again, _ := c.submit(t, manifest, out, "--array-count", strconv.Itoa(tc.shares))
+			again, _ := c.submit(t, manifest, out, tc.shares)
 			c.waitGone(t, out, 5*time.Minute, again)
 			for i, j := range c.jobs(t, again) {
 				if j.State != "COMPLETED" || j.Exit != "0:0" {
