@@ -1,41 +1,51 @@
+//go:build linux
+
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/testenv"
+	"github.com/ceres-robotics/ceres-export/internal/testtree"
 )
 
-// pairBound is how many times one batch alone a pair of batches side by side
-// may take. A pair does twice the work on the same cores, so about 2 on an
-// idle machine; 4.5 was the worst of 10 pairs measured while others loaded
-// the machine. The stall this guards against (issue 23, class 5: SVT-AV1
-// made a Go runtime thread SCHED_FIFO, and two processes' realtime threads
-// spun while the normal threads they waited for got 5 % of the CPU) took a
-// pair from 6 s to more than 60 s, 20 and more.
-const pairBound = 8
+// pairDeadline ends a pair of batches that has not finished: a guard
+// against a test that hangs, not a bound on time. The pairs take seconds;
+// the stall took minutes, and an SVT-AV1 encoder that stops answering is
+// given up after 10 s and its episode encoded again (docs/video.md).
+const pairDeadline = 5 * time.Minute
 
-// Class 5: two batches at once do not stall each other. A small AV1
-// campaign with its session pages (the stage where the stall showed) runs
-// alone, then as pairs side by side, each pair bounded by pairBound times
-// one batch alone measured just before it; a pair past it is killed and
-// the test fails.
+// Class 5: two batches at once do not stall each other. The stall had one
+// cause (issue 23): SVT-AV1 made a Go runtime thread SCHED_FIFO, and two
+// processes' realtime threads spun while the normal threads they waited
+// for got 5 % of the CPU, a 6 s pair taking more than 60 s. A small AV1
+// campaign with its session pages (the stage where it showed) runs alone,
+// then as pairs side by side while every thread of both processes is
+// looked at every few milliseconds: no thread may ever run under a
+// realtime policy, both batches finish, and each makes the datasets of
+// the batch alone byte for byte. Times are logged, not bounded: a bound of
+// 8 × a batch alone failed on a loaded CI machine (8.6 s against 1.1 s)
+// with nothing stalled, and the cause is checked here directly.
 func TestE2EBatchPairsDoNotStall(t *testing.T) {
 	testenv.Short(t, "a stress run of two campaigns at once")
+	if !testenv.MayRaisePriority() {
+		t.Log("this process may not raise priorities (not root): SVT-AV1's realtime requests fail, and the check below holds trivially")
+	}
 	dir := t.TempDir()
-	var cases []string
+	var cases, ids []string
 	for i := 1; i <= 3; i++ {
 		session := filepath.Join(dir, "sessions", fmt.Sprintf("s%d", i))
 		mustRun(t, "synth", "-o", session, "--seed", fmt.Sprint(i), "--time-scale", "0.1", "--width", "64", "--height", "64")
 		cases = append(cases, fmt.Sprintf(`{"case_id": "s%d", "setting_id": "av1", "run_id": "1", "session": %q}`, i, session))
+		ids = append(ids, fmt.Sprintf("pairs__s%d__av1__run-1", i))
 	}
 	manifest := filepath.Join(dir, "campaign.json")
 	if err := os.WriteFile(manifest, []byte(`{"schema_version": 1, "campaign_id": "pairs",
@@ -43,67 +53,90 @@ func TestE2EBatchPairsDoNotStall(t *testing.T) {
   "cases": [`+strings.Join(cases, ", ")+`]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// runBatch runs one batch into a new OUT, killed at limit (0: none).
-	n := 0
 	var mu sync.Mutex
-	runBatch := func(limit time.Duration) (time.Duration, error) {
+	n := 0
+	// runBatch runs one batch into a new OUT, looking at its threads until
+	// it ends, and returns OUT, its time, and how often it was looked at.
+	runBatch := func(ctx context.Context) (out string, took time.Duration, looks int, err error) {
 		mu.Lock()
 		n++
-		out := filepath.Join(dir, fmt.Sprintf("out%d", n))
+		out = filepath.Join(dir, fmt.Sprintf("out%d", n))
 		mu.Unlock()
-		cmd := exec.Command(ceresBinary, "batch", manifest, "-o", out, "--jobs", "1")
+		cmd := exec.CommandContext(ctx, ceresBinary, "batch", manifest, "-o", out, "--jobs", "1")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		start := time.Now()
 		if err := cmd.Start(); err != nil {
-			return 0, err
+			return out, 0, 0, err
 		}
-		if limit > 0 {
-			timer := time.AfterFunc(limit, func() { _ = cmd.Process.Kill() })
-			defer timer.Stop()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		tick := time.NewTicker(3 * time.Millisecond)
+		defer tick.Stop()
+		var realtime error
+		for {
+			select {
+			case err := <-done:
+				took = time.Since(start)
+				if err != nil {
+					return out, took, looks, fmt.Errorf("%v after %.1f s:\n%s", err, took.Seconds(), stderr.String())
+				}
+				return out, took, looks, realtime
+			case <-tick.C:
+				rt, err := testenv.RealtimeThreads(cmd.Process.Pid)
+				if err != nil {
+					continue // the process is ending
+				}
+				looks++
+				if len(rt) > 0 && realtime == nil {
+					realtime = fmt.Errorf("after %.2f s, %d threads realtime: %s", time.Since(start).Seconds(), len(rt), testenv.DescribeThreads(rt))
+				}
+			}
 		}
-		err := cmd.Wait()
-		took := time.Since(start)
-		if err != nil {
-			return took, fmt.Errorf("%v after %.1f s:\n%s", err, took.Seconds(), stderr.String())
-		}
-		return took, nil
 	}
-	var alone []time.Duration
-	for range 1 {
-		took, err := runBatch(0)
-		if err != nil {
-			t.Fatal(err)
+	datasets := func(out string) map[string]map[string][]byte {
+		m := map[string]map[string][]byte{}
+		for _, id := range ids {
+			m[id] = testtree.Files(t, filepath.Join(out, id))
 		}
-		alone = append(alone, took)
+		return m
 	}
+	aloneOut, alone, looks, err := runBatch(t.Context())
+	if err != nil {
+		t.Fatalf("a batch alone: %v", err)
+	}
+	if looks < 10 {
+		t.Fatalf("a batch alone (%.1f s) was looked at %d times: too few to have seen its encoders", alone.Seconds(), looks)
+	}
+	reference := datasets(aloneOut)
 	for pair := range 4 {
-		// The reference is measured again before each pair: the machine's
-		// other load changes within a run (a loaded CI machine doubled a
-		// batch alone from 1.5 s to 4.7 s).
-		now, err := runBatch(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		alone = append(alone, now)
-		ref := max(slices.Min(alone), now)
-		limit := time.Duration(pairBound * float64(ref))
+		ctx, cancel := context.WithTimeout(t.Context(), pairDeadline)
 		var wg sync.WaitGroup
+		outs := make([]string, 2)
 		took := make([]time.Duration, 2)
+		seen := make([]int, 2)
 		errs := make([]error, 2)
 		for i := range 2 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				took[i], errs[i] = runBatch(limit)
+				outs[i], took[i], seen[i], errs[i] = runBatch(ctx)
 			}()
 		}
 		wg.Wait()
-		t.Logf("pair %d: %.1f s and %.1f s; alone %.1f s (ratio %.1f, bound %d)", pair+1, took[0].Seconds(), took[1].Seconds(),
-			ref.Seconds(), slices.Max(took).Seconds()/ref.Seconds(), pairBound)
-		for i, err := range errs {
-			if err != nil {
-				t.Errorf("pair %d, batch %d: %.1f s, more than %d × %.1f s alone, or failed: %v", pair+1, i+1, took[i].Seconds(), pairBound, ref.Seconds(), err)
+		cancel()
+		t.Logf("pair %d: %.1f s and %.1f s (%d and %d looks at their threads); alone %.1f s",
+			pair+1, took[0].Seconds(), took[1].Seconds(), seen[0], seen[1], alone.Seconds())
+		for i := range 2 {
+			if errs[i] != nil {
+				t.Errorf("pair %d, batch %d: %v", pair+1, i+1, errs[i])
+				continue
+			}
+			got := datasets(outs[i])
+			for _, id := range ids {
+				if files := testtree.Differing(got[id], reference[id]); len(files) > 0 {
+					t.Errorf("pair %d, batch %d: %s differs from the batch alone in %v", pair+1, i+1, id, files)
+				}
 			}
 		}
 	}

@@ -3,63 +3,24 @@
 package video
 
 import (
-	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/asticode/go-astiav"
-	"golang.org/x/sys/unix"
+
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
 
-// realtimeThreads lists the threads of this process that run under a
-// realtime scheduling policy (SCHED_FIFO, SCHED_RR, SCHED_DEADLINE).
+// realtimeThreads lists this process's realtime threads.
 func realtimeThreads(t *testing.T) map[int]uint32 {
 	t.Helper()
-	entries, err := os.ReadDir("/proc/self/task")
+	rt, err := testenv.RealtimeThreads(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := map[int]uint32{}
-	for _, e := range entries {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		attr, err := unix.SchedGetAttr(tid, 0)
-		if err != nil {
-			continue // the thread has ended
-		}
-		switch attr.Policy {
-		case unix.SCHED_FIFO, unix.SCHED_RR, unix.SCHED_DEADLINE:
-			rt[tid] = attr.Policy
-		}
-	}
 	return rt
-}
-
-// someThreads names up to four of the threads, with their policies.
-func someThreads(rt map[int]uint32) string {
-	var b strings.Builder
-	for _, tid := range slices.Sorted(maps.Keys(rt))[:min(4, len(rt))] {
-		fmt.Fprintf(&b, "tid %d policy %d, ", tid, rt[tid])
-	}
-	return strings.TrimSuffix(b.String(), ", ")
-}
-
-// holdsSysNice reports whether this thread may raise scheduling priorities
-// (the condition under which SVT-AV1's realtime requests succeed).
-func holdsSysNice() bool {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var caps [2]unix.CapUserData
-	if unix.Capget(&hdr, &caps[0]) != nil {
-		return false
-	}
-	return caps[0].Effective&(1<<unix.CAP_SYS_NICE) != 0
 }
 
 // SVT-AV1 sets the thread that opens it, and the worker threads it creates,
@@ -71,10 +32,10 @@ func holdsSysNice() bool {
 // encoder runs (its workers) or after (the opener), with libx264 too, and
 // opening restores the opener's right to raise priorities.
 func TestEncoderThreadsStayNormal(t *testing.T) {
-	if !holdsSysNice() {
+	if !testenv.MayRaisePriority() {
 		t.Log("this process may not raise priorities (not root): the check below holds trivially")
 	}
-	before := holdsSysNice()
+	before := testenv.MayRaisePriority()
 	for _, c := range []struct {
 		encoder string
 		options map[string]string
@@ -99,17 +60,17 @@ func TestEncoderThreadsStayNormal(t *testing.T) {
 				outs = append(outs, o)
 			}
 			if rt := realtimeThreads(t); len(rt) > 0 {
-				t.Errorf("with %d %s encoders open, %d realtime threads: %s", len(outs), c.encoder, len(rt), someThreads(rt))
+				t.Errorf("with %d %s encoders open, %d realtime threads: %s", len(outs), c.encoder, len(rt), testenv.DescribeThreads(rt))
 			}
 			for _, o := range outs {
 				o.free()
 			}
 			if rt := realtimeThreads(t); len(rt) > 0 {
-				t.Errorf("after the %s encoders closed, %d realtime threads: %s", c.encoder, len(rt), someThreads(rt))
+				t.Errorf("after the %s encoders closed, %d realtime threads: %s", c.encoder, len(rt), testenv.DescribeThreads(rt))
 			}
 		})
 	}
-	if after := holdsSysNice(); after != before {
+	if after := testenv.MayRaisePriority(); after != before {
 		t.Errorf("CAP_SYS_NICE on the test's thread: %v before, %v after", before, after)
 	}
 }
