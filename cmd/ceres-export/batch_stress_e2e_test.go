@@ -53,21 +53,29 @@ func TestE2EBatchPairsDoNotStall(t *testing.T) {
   "cases": [`+strings.Join(cases, ", ")+`]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// batchRun is one batch: its OUT, its time, how often its threads
+	// were looked at, and its failure or the first realtime thread seen.
+	type batchRun struct {
+		out   string
+		took  time.Duration
+		looks int
+		err   error
+	}
 	var mu sync.Mutex
 	n := 0
 	// runBatch runs one batch into a new OUT, looking at its threads until
-	// it ends, and returns OUT, its time, and how often it was looked at.
-	runBatch := func(ctx context.Context) (out string, took time.Duration, looks int, err error) {
+	// it ends.
+	runBatch := func(ctx context.Context) (r batchRun) {
 		mu.Lock()
 		n++
-		out = filepath.Join(dir, fmt.Sprintf("out%d", n))
+		r.out = filepath.Join(dir, fmt.Sprintf("out%d", n))
 		mu.Unlock()
-		cmd := exec.CommandContext(ctx, ceresBinary, "batch", manifest, "-o", out, "--jobs", "1")
+		cmd := exec.CommandContext(ctx, ceresBinary, "batch", manifest, "-o", r.out, "--jobs", "1")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		start := time.Now()
-		if err := cmd.Start(); err != nil {
-			return out, 0, 0, err
+		if r.err = cmd.Start(); r.err != nil {
+			return r
 		}
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
@@ -77,17 +85,18 @@ func TestE2EBatchPairsDoNotStall(t *testing.T) {
 		for {
 			select {
 			case err := <-done:
-				took = time.Since(start)
+				r.took = time.Since(start)
+				r.err = realtime
 				if err != nil {
-					return out, took, looks, fmt.Errorf("%v after %.1f s:\n%s", err, took.Seconds(), stderr.String())
+					r.err = fmt.Errorf("%v after %.1f s:\n%s", err, r.took.Seconds(), stderr.String())
 				}
-				return out, took, looks, realtime
+				return r
 			case <-tick.C:
 				rt, err := testenv.RealtimeThreads(cmd.Process.Pid)
 				if err != nil {
 					continue // the process is ending
 				}
-				looks++
+				r.looks++
 				if len(rt) > 0 && realtime == nil {
 					realtime = fmt.Errorf("after %.2f s, %d threads realtime: %s", time.Since(start).Seconds(), len(rt), testenv.DescribeThreads(rt))
 				}
@@ -101,38 +110,35 @@ func TestE2EBatchPairsDoNotStall(t *testing.T) {
 		}
 		return m
 	}
-	aloneOut, alone, looks, err := runBatch(t.Context())
-	if err != nil {
-		t.Fatalf("a batch alone: %v", err)
+	alone := runBatch(t.Context())
+	if alone.err != nil {
+		t.Fatalf("a batch alone: %v", alone.err)
 	}
-	if looks < 10 {
-		t.Fatalf("a batch alone (%.1f s) was looked at %d times: too few to have seen its encoders", alone.Seconds(), looks)
+	if alone.looks < 10 {
+		t.Fatalf("a batch alone (%.1f s) was looked at %d times: too few to have seen its encoders", alone.took.Seconds(), alone.looks)
 	}
-	reference := datasets(aloneOut)
+	reference := datasets(alone.out)
 	for pair := range 4 {
 		ctx, cancel := context.WithTimeout(t.Context(), pairDeadline)
 		var wg sync.WaitGroup
-		outs := make([]string, 2)
-		took := make([]time.Duration, 2)
-		seen := make([]int, 2)
-		errs := make([]error, 2)
-		for i := range 2 {
+		runs := make([]batchRun, 2)
+		for i := range runs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				outs[i], took[i], seen[i], errs[i] = runBatch(ctx)
+				runs[i] = runBatch(ctx)
 			}()
 		}
 		wg.Wait()
 		cancel()
 		t.Logf("pair %d: %.1f s and %.1f s (%d and %d looks at their threads); alone %.1f s",
-			pair+1, took[0].Seconds(), took[1].Seconds(), seen[0], seen[1], alone.Seconds())
-		for i := range 2 {
-			if errs[i] != nil {
-				t.Errorf("pair %d, batch %d: %v", pair+1, i+1, errs[i])
+			pair+1, runs[0].took.Seconds(), runs[1].took.Seconds(), runs[0].looks, runs[1].looks, alone.took.Seconds())
+		for i, r := range runs {
+			if r.err != nil {
+				t.Errorf("pair %d, batch %d: %v", pair+1, i+1, r.err)
 				continue
 			}
-			got := datasets(outs[i])
+			got := datasets(r.out)
 			for _, id := range ids {
 				if files := testtree.Differing(got[id], reference[id]); len(files) > 0 {
 					t.Errorf("pair %d, batch %d: %s differs from the batch alone in %v", pair+1, i+1, id, files)
