@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/apache/arrow-go/v18 v18.8.0
-	github.com/asticode/go-astiav v0.16.0
+	github.com/asticode/go-astiav v0.39.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/gowebpki/jcs v1.0.2

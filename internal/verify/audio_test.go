@@ -43,7 +43,7 @@ func addAudioStream(t testing.TB, path string) {
 	cp.SetChannelLayout(astiav.ChannelLayoutStereo)
 	cp.SetFrameSize(1152)
 	as.SetTimeBase(astiav.NewRational(1, 44100))
-	pb, err := astiav.OpenIOContext(tmp, astiav.NewIOContextFlags(astiav.IOContextFlagWrite))
+	pb, err := astiav.OpenIOContext(tmp, astiav.NewIOContextFlags(astiav.IOContextFlagWrite), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

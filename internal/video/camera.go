@@ -357,7 +357,7 @@ func (w *PartWriter) frame(ctx context.Context) error {
 	}
 	f.SetPts(int64(k))
 	f.SetPictureType(astiav.PictureTypeNone)
-	f.SetKeyFrame(false)
+	clearKeyFrame(f)
 	w.out.ctx = ctx
 	err = w.out.send(f)
 	f.Free()

@@ -1,17 +1,19 @@
 package video
 
-// The helpers below fill gaps in go-astiav v0.16 (see docs/video.md): it has
-// no accessor for best_effort_timestamp and no way to write into or read a
-// frame's planes in place.
+// The helpers below fill gaps in go-astiav v0.39 (see docs/video.md): it
+// has no accessor for best_effort_timestamp, a frame's flags (FFmpeg 7's
+// AV_FRAME_FLAG_KEY), its colour primaries or transfer characteristic, and
+// no way to write into or read a frame's planes in place.
 
 //#cgo pkg-config: libavutil
 //#include <libavutil/frame.h>
 //static int64_t ceres_best_effort_ts(AVFrame *f) { return f->best_effort_timestamp; }
 //static uint8_t *ceres_plane(AVFrame *f, int i) { return f->data[i]; }
 //static int ceres_linesize(AVFrame *f, int i) { return f->linesize[i]; }
-//static int ceres_colorspace(AVFrame *f) { return f->colorspace; }
 //static int ceres_primaries(AVFrame *f) { return f->color_primaries; }
 //static int ceres_trc(AVFrame *f) { return f->color_trc; }
+//static int ceres_key_flag(AVFrame *f) { return (f->flags & AV_FRAME_FLAG_KEY) != 0; }
+//static void ceres_clear_key_flag(AVFrame *f) { f->flags &= ~AV_FRAME_FLAG_KEY; }
 import "C"
 
 import (
@@ -46,8 +48,26 @@ func plane(f *astiav.Frame, i, rows int) ([]byte, int) {
 }
 
 // frameColors returns the frame's colour space, primaries and transfer
-// characteristic as FFmpeg enum values (go-astiav v0.16 has no getters).
+// characteristic as FFmpeg enum values (go-astiav v0.39 has a getter for
+// the space only).
 func frameColors(f *astiav.Frame) (cs, prim, trc int) {
 	cf := (*C.AVFrame)(f.UnsafePointer())
-	return int(C.ceres_colorspace(cf)), int(C.ceres_primaries(cf)), int(C.ceres_trc(cf))
+	return int(f.ColorSpace()), int(C.ceres_primaries(cf)), int(C.ceres_trc(cf))
+}
+
+// clearKeyFrame marks a frame as not a key frame, so that the encoder alone
+// decides where key frames go. A frame sent to the encoder shares the
+// decoded source frame's properties, and a decoded key frame says so twice
+// in FFmpeg 7: in the deprecated key_frame field, which the encoder folds
+// into flags when it takes the frame, and in flags' AV_FRAME_FLAG_KEY. Both
+// are cleared.
+func clearKeyFrame(f *astiav.Frame) {
+	f.SetKeyFrame(false)
+	C.ceres_clear_key_flag((*C.AVFrame)(f.UnsafePointer()))
+}
+
+// isKeyFrame reports whether the frame is flagged a key frame (either way,
+// see clearKeyFrame).
+func isKeyFrame(f *astiav.Frame) bool {
+	return f.KeyFrame() || C.ceres_key_flag((*C.AVFrame)(f.UnsafePointer())) != 0
 }

@@ -362,8 +362,9 @@ func DecodeFrames(ctx context.Context, path string, want []int, fn func(DecodedF
 }
 
 // seekTo positions d at the key frame at or before ts with a fresh decoder
-// (go-astiav v0.16 cannot flush one, and a new single-threaded decoder
-// costs about what a flush does), so no reference survives the jump.
+// (go-astiav, v0.39 too, cannot flush one, and a new single-threaded
+// decoder costs about what a flush does), so no reference survives the
+// jump.
 func (d *decoder) seekTo(ts int64) error {
 	if err := d.fc.SeekFrame(d.stream.Index(), ts, astiav.NewSeekFlags(astiav.SeekFlagBackward)); err != nil {
 		return fmt.Errorf("%s: seek to pts %d: %w", d.path, ts, err)

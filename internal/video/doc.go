@@ -1,7 +1,7 @@
 // Package video turns a camera's recorded files into LeRobot video files:
 // it decodes each file once, picks for every dataset frame the source frame
 // nearest in time, and encodes the picks as constant-rate mp4 (SVT-AV1 or
-// x264) in process through go-astiav (FFmpeg 5.1); it never runs the ffmpeg
+// x264) in process through go-astiav (FFmpeg 7.1); it never runs the ffmpeg
 // command line. It also writes synthetic camera files with a frame-number
 // code band (WriteSynthetic, ReadCode), and reads files back (Probe,
 // DecodeEach). It is a leaf: plain inputs, no journal, plan or shard types.
@@ -34,7 +34,7 @@
 //	        frame := scale chosen to W×H yuv420p (once per distinct source frame)
 //	        if k ∈ sample_indices(len(e.Times)): add frame to e's image stats
 //	        encode frame with pts = k, time base 1/FPS, pict_type NONE,
-//	        packet duration 1
+//	        not a key frame, packet duration 1
 //	    flush the encoder (SendFrame(nil)), drain, trailer   // while e+1 encodes
 //	for each part, in order:
 //	    if file not empty and payload(file) + payload(part) ≥ MaxFileBytes
@@ -60,12 +60,13 @@
 // # Encoder
 //
 // Options follow LeRobot's encode_video_frames / get_codec_options: g, crf,
-// preset and svtav1-params fast-decode=N[:lp=Threads] for libsvtav1
-// (FFmpeg 5.1's wrapper ignores thread_count); g, crf, preset, bf=0 and
-// thread_count for libx264. Every option must be consumed by the encoder.
-// Colour: colorspace, primaries and transfer are copied from the first
-// source frame when it states them (scaling keeps the YUV matrix), the range
-// is always tv (limited).
+// preset and svtav1-params fast-decode=N:hierarchical-levels=4[:lp=Threads]
+// for libsvtav1 (the levels FFmpeg 5.1's wrapper set, so that the AV1 bytes
+// stay as they were; FFmpeg 7.1's wrapper ignores thread_count); g, crf,
+// preset, bf=0 and thread_count for libx264. Every option must be consumed
+// by the encoder. Colour: colorspace, primaries and transfer are copied
+// from the first source frame when it states them (scaling keeps the YUV
+// matrix), the range is always tv (limited).
 //
 // # Image statistics
 //

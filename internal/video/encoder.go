@@ -49,7 +49,7 @@ type EncoderOptions struct {
 	// FastDecode is SVT-AV1's fast-decode level 0..2 (ignored by x264
 	// unless > 0, where it adds tune=fastdecode as LeRobot does).
 	FastDecode int
-	// Threads: libsvtav1 gets svtav1-params lp=Threads (FFmpeg 5.1's
+	// Threads: libsvtav1 gets svtav1-params lp=Threads (FFmpeg 7.1's
 	// wrapper ignores thread_count), libx264 gets thread_count. 0 leaves
 	// the encoder's own choice (all cores).
 	Threads int
@@ -183,7 +183,8 @@ func (o EncoderOptions) canonicalCodec() string {
 
 // codecOptions builds the avcodec_open2 dictionary the way LeRobot's
 // get_codec_options does, plus bf=0 for x264 (no B-frames: LeRobot needs
-// pts = dts so that no composition offsets shift frame times).
+// pts = dts so that no composition offsets shift frame times) and
+// hierarchical-levels=4 in SVT-AV1's svtav1-params.
 func (o EncoderOptions) codecOptions() map[string]string {
 	m := map[string]string{
 		"g":   strconv.Itoa(o.G),
@@ -192,7 +193,14 @@ func (o EncoderOptions) codecOptions() map[string]string {
 	switch o.Codec {
 	case EncoderSVTAV1:
 		m["preset"] = o.Preset
-		p := "fast-decode=" + strconv.Itoa(o.FastDecode)
+		// Four hierarchical levels (mini-GOPs of 16 frames), as FFmpeg
+		// 5.1's wrapper always asked of SVT-AV1 and every export before
+		// FFmpeg 7.1 was made: 7.1's wrapper leaves SVT-AV1's own default,
+		// 5 (mini-GOPs of 32), which codes the same frames into other
+		// packets and raises an export's peak memory. Asked for here, an
+		// export's AV1 packets stay those FFmpeg 5.1 made
+		// (TestAV1BytesStable).
+		p := "fast-decode=" + strconv.Itoa(o.FastDecode) + ":hierarchical-levels=4"
 		if o.Threads > 0 {
 			p += ":lp=" + strconv.Itoa(o.Threads)
 		}

@@ -281,7 +281,7 @@ func (j *Joiner) open(cp *astiav.CodecParameters, sig StreamSignature) (err erro
 	j.stream.SetTimeBase(tb)
 	j.stream.SetAvgFrameRate(astiav.NewRational(j.fps, 1))
 	j.stream.SetRFrameRate(astiav.NewRational(j.fps, 1))
-	if j.ioc, err = astiav.OpenIOContext(j.path, astiav.NewIOContextFlags(astiav.IOContextFlagWrite)); err != nil {
+	if j.ioc, err = astiav.OpenIOContext(j.path, astiav.NewIOContextFlags(astiav.IOContextFlagWrite), nil, nil); err != nil {
 		return fmt.Errorf("join %s: create: %w", j.path, err)
 	}
 	j.fc.SetPb(j.ioc)

@@ -30,6 +30,12 @@ type encoderSpec struct {
 	// packetDuration, when > 0, is stamped on every packet (in timeBase) so
 	// that a constant-rate stream's duration is frames × duration exactly.
 	packetDuration int64
+	// tickDurations leaves the encoder without frameRate (the stream still
+	// states it): FFmpeg 7's libvpx wrapper then tells libvpx that each
+	// frame lasts one time-base tick, as FFmpeg 5.1's always did, instead
+	// of 1/frameRate. libvpx's rate control spends bits by that duration,
+	// so the synthetic cameras keep the bytes they had under FFmpeg 5.1.
+	tickDurations bool
 	// hangTimeout, when > 0 (tests), bounds the time between packets of a
 	// call into the encoder instead of hangLimit's bound.
 	hangTimeout time.Duration
@@ -209,7 +215,9 @@ func openOutput(path string, spec encoderSpec) (_ *outputFile, err error) {
 	o.enc.SetHeight(spec.height)
 	o.enc.SetPixelFormat(astiav.PixelFormatYuv420P)
 	o.enc.SetTimeBase(spec.timeBase)
-	o.enc.SetFramerate(spec.frameRate)
+	if !spec.tickDurations {
+		o.enc.SetFramerate(spec.frameRate)
+	}
 	o.enc.SetSampleAspectRatio(astiav.NewRational(1, 1))
 	o.enc.SetThreadCount(spec.threads)
 	if spec.bitexact {
@@ -240,7 +248,7 @@ func openOutput(path string, spec encoderSpec) (_ *outputFile, err error) {
 	o.stream.SetTimeBase(spec.timeBase)
 	o.stream.SetAvgFrameRate(spec.frameRate)
 	o.stream.SetRFrameRate(spec.frameRate)
-	if o.ioc, err = astiav.OpenIOContext(path, astiav.NewIOContextFlags(astiav.IOContextFlagWrite)); err != nil {
+	if o.ioc, err = astiav.OpenIOContext(path, astiav.NewIOContextFlags(astiav.IOContextFlagWrite), nil, nil); err != nil {
 		return nil, fmt.Errorf("%s: create: %w", path, err)
 	}
 	o.fc.SetPb(o.ioc)
@@ -354,9 +362,10 @@ func (o *outputFile) free() {
 	}
 	if o.enc != nil {
 		if o.opened && !o.flushed {
-			// SVT-AV1 (FFmpeg 5.1) hangs in avcodec_free_context unless it
-			// was sent end-of-stream, and hangs on end-of-stream when it
-			// never had a frame: feed one black frame, flush, discard.
+			// SVT-AV1 1.4 hung in avcodec_free_context under FFmpeg 5.1
+			// unless it was sent end-of-stream (FFmpeg 7.1's wrapper frees
+			// it alike), and hangs on end-of-stream when it never had a
+			// frame: feed one black frame, flush, discard.
 			o.flushed = true
 			_ = o.call(func() error {
 				ok := true

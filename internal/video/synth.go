@@ -38,7 +38,9 @@ type SynthOptions struct {
 	PTS []int64
 	// FirstCode is the code drawn into frame 0; frame i carries FirstCode+i.
 	FirstCode uint32
-	// NominalFPS steers the encoder's rate control; 0 means 30.
+	// NominalFPS is the frame rate the stream states, and steers x264's
+	// rate control (libvpx's counts one time-base tick per frame, see
+	// encoderSpec.tickDurations); 0 means 30.
 	NominalFPS int
 	// CutTailBytes, when > 0, removes that many bytes from the end of the
 	// finished file, as a crash during recording leaves it.
@@ -97,6 +99,7 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		// load; a negative value pins it.
 		spec.options = map[string]string{"deadline": "realtime", "cpu-used": "-8", "lag-in-frames": "0", "b": "1M"}
 		spec.encoder = "libvpx"
+		spec.tickDurations = true
 		if opts.Codec == SynthVP9 {
 			spec.encoder = "libvpx-vp9"
 			spec.options["row-mt"] = "0"
