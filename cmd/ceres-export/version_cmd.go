@@ -1,9 +1,11 @@
 package main
 
 import (
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -61,6 +63,8 @@ type versionReport struct {
 	Version   string          `json:"version"`
 	Go        string          `json:"go"`
 	Platform  string          `json:"platform"`
+	Linkage   string          `json:"linkage"`
+	Needs     []string        `json:"needs,omitempty"`
 	FFmpeg    string          `json:"ffmpeg"`
 	Libraries []video.Library `json:"libraries"`
 	Encoders  map[string]bool `json:"encoders"`
@@ -68,21 +72,56 @@ type versionReport struct {
 
 func newVersionReport() versionReport {
 	ff, libs := video.Libraries()
-	return versionReport{
+	r := versionReport{
 		Version: toolVersion(), Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 		FFmpeg: ff, Libraries: libs, Encoders: video.Encoders(),
 	}
+	if exe, err := os.Executable(); err != nil {
+		r.Linkage = "unknown (" + err.Error() + ")"
+	} else if r.Linkage, r.Needs, err = linkageOf(exe); err != nil {
+		r.Linkage = "unknown (" + err.Error() + ")"
+	}
+	return r
+}
+
+// linkageOf reads how the binary at path was linked, from its ELF headers
+// rather than from a build flag, so that what version says is what runs:
+// "static" for a binary with no program interpreter (the release binaries,
+// which carry FFmpeg, its codecs and the C library inside and run on any
+// Linux of their architecture), "dynamic" with the shared libraries it needs
+// otherwise (a development build).
+func linkageOf(path string) (linkage string, needs []string, err error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			if needs, err = f.ImportedLibraries(); err != nil {
+				return "", nil, fmt.Errorf("%s: %w", path, err)
+			}
+			return "dynamic", needs, nil
+		}
+	}
+	return "static", nil, nil
 }
 
 func (r versionReport) text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ceres-export %s\n", r.Version)
 	fmt.Fprintf(&b, "  go        %s %s\n", r.Go, r.Platform)
+	if len(r.Needs) > 0 {
+		fmt.Fprintf(&b, "  linkage   %s (%s)\n", r.Linkage, strings.Join(r.Needs, ", "))
+	} else {
+		fmt.Fprintf(&b, "  linkage   %s\n", r.Linkage)
+	}
 	libs := make([]string, len(r.Libraries))
 	for i, l := range r.Libraries {
 		libs[i] = l.Name + " " + l.Version
 	}
-	fmt.Fprintf(&b, "  ffmpeg    %s (%s)\n", r.FFmpeg, strings.Join(libs, ", "))
+	fmt.Fprintf(&b, "  ffmpeg    %s\n", r.FFmpeg)
+	fmt.Fprintf(&b, "  libraries %s\n", strings.Join(libs, ", "))
 	var encs []string
 	for _, name := range slices.Sorted(maps.Keys(r.Encoders)) {
 		state := "available"
@@ -101,9 +140,12 @@ func newVersionCmd(s streams) *cobra.Command {
 		Use:   "version",
 		Short: "Print the version, the FFmpeg libraries and the encoders this binary runs with",
 		Long: `Print the exporter's version (the one every report, dataset card and
-campaign record carries), the Go toolchain, the FFmpeg release and library
-versions loaded at run time, and which of the encoders export uses
-(libsvtav1 for --vcodec av1, libx264 for h264) this FFmpeg has.
+campaign record carries), the Go toolchain, how the binary is linked
+("static" for the release binaries, which carry FFmpeg, its codec
+libraries and the C library inside; otherwise the shared libraries it
+needs), the versions of the FFmpeg and codec libraries it runs with, and
+which of the encoders export uses (libsvtav1 for --vcodec av1, libx264 for
+h264) this FFmpeg has.
 ceres-export --version prints the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

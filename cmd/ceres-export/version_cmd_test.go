@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,8 +57,18 @@ func TestVersionCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(runMain("version", "--json")), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Version != toolVersion() || r.FFmpeg == "" || len(r.Libraries) != 4 || len(r.Encoders) != 2 {
+	if r.Version != toolVersion() || r.FFmpeg == "" || len(r.Encoders) != 2 || r.Linkage != "dynamic" {
 		t.Errorf("version --json: %+v", r)
+	}
+	// Every library the binary carries: FFmpeg's and the codecs'.
+	var names []string
+	for _, l := range r.Libraries {
+		names = append(names, l.Name)
+	}
+	for _, want := range []string{"libavcodec", "libavformat", "libavutil", "libswscale", "svt-av1", "x264", "libvpx", "dav1d"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("version --json names no %s: %v", want, names)
+		}
 	}
 	for _, l := range r.Libraries {
 		if l.Version == "" || l.Version == "0.0.0" {
@@ -72,4 +86,40 @@ func binaryVersion(t *testing.T) string {
 		t.Fatalf("version --json: %v %+v", err, r)
 	}
 	return r.Version
+}
+
+// linkageOf tells a static binary from a dynamic one by its ELF headers:
+// a binary built here with cgo off and -static is static, the test binary
+// itself (cgo, FFmpeg) is dynamic and needs the C library.
+func TestLinkageOf(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	static := filepath.Join(dir, "static")
+	cmd := exec.Command("go", "build", "-o", static, src)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path, linkage string
+		needsLibc     bool
+	}{{static, "static", false}, {self, "dynamic", true}} {
+		linkage, needs, err := linkageOf(c.path)
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		if linkage != c.linkage || slices.ContainsFunc(needs, func(n string) bool { return strings.HasPrefix(n, "libc.so") }) != c.needsLibc {
+			t.Errorf("%s: linkage %q needs %v, want %q (libc needed: %v)", c.path, linkage, needs, c.linkage, c.needsLibc)
+		}
+	}
+	if _, _, err := linkageOf(src); err == nil {
+		t.Errorf("linkageOf(%s), a Go source file: no error", src)
+	}
 }
