@@ -26,7 +26,12 @@ import (
 
 var batchExitStatus = exitstatus.Help("every task ended as expected (exported, up to date, or failed where the manifest expects it to)",
 	exitstatus.NotSound.As("a task failed or missed its expectation (the summary says which)"),
-	exitstatus.UsageError, exitstatus.Manifest, exitstatus.DestinationRefused, exitstatus.DestinationExists, exitstatus.NoSalt,
+	// No DestinationExists: batch replaces its own shards and merged
+	// datasets, and refuses what is not its own (DestinationRefused). Its
+	// privacy is a task's setting, not a flag.
+	exitstatus.UsageError, exitstatus.Manifest, exitstatus.DestinationRefused,
+	exitstatus.NoSalt.As("a task whose settings say privacy metadata-only, without --salt or $CERES_SALT"),
+	exitstatus.LicensesDiffer.As("--merge: a setting's shards under different licences (give them one in the manifest)"),
 	exitstatus.Interrupted, exitstatus.WriteFailed.As("OUT cannot be written"),
 	exitstatus.Busy.As("another batch is running some of its tasks right now (run again when it is done)"))
 
@@ -41,6 +46,7 @@ type BatchOptions struct {
 	RetryFailed bool
 	Merge       string
 	Salt        string
+	License     string
 	JSON        bool
 	WaitBusy    time.Duration
 }
@@ -55,6 +61,7 @@ func (o *BatchOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.RetryFailed, "retry-failed", false, "run tasks again whose last attempt failed with the same inputs")
 	f.StringVar(&o.Merge, "merge", "", "then merge the shards: one dataset per setting, DATASET/<setting_id> (not in an array share)")
 	f.StringVar(&o.Salt, "salt", "", "salt of the tasks whose settings say privacy metadata-only (default: $CERES_SALT; never stored)")
+	addLicenseFlag(cmd, &o.License)
 	f.BoolVar(&o.JSON, "json", false, "print the run's results as JSON on stdout")
 	f.DurationVar(&o.WaitBusy, "wait-busy", 0, "wait this long for a task another process holds before giving up (exit 4); scheduler jobs wait")
 }
@@ -64,6 +71,12 @@ func addSelectionFlags(cmd *cobra.Command, s *campaign.Selection) {
 	f.StringArrayVar(&s.CaseIDs, "case-id", nil, "select tasks of this case_id (repeatable)")
 	f.StringArrayVar(&s.SettingIDs, "setting-id", nil, "select tasks of this setting_id (repeatable)")
 	f.StringArrayVar(&s.RunIDs, "run-id", nil, "select tasks of this run_id (repeatable)")
+}
+
+// addLicenseFlag registers batch's --license, the licence of every
+// selected task (loadTasks).
+func addLicenseFlag(cmd *cobra.Command, license *string) {
+	cmd.Flags().StringVar(license, "license", "", "every task's dataset card licence, a Hugging Face Hub licence id, as the manifest's license option (a task whose manifest names another licence is refused)")
 }
 
 func addArrayFlags(cmd *cobra.Command, index, count *int) {
@@ -95,14 +108,22 @@ not stop the others.` + batchExitStatus,
 	return cmd
 }
 
-// loadTasks parses the manifest and selects its tasks.
-func loadTasks(manifest string, sel campaign.Selection) (*campaign.Manifest, []campaign.Task, error) {
+// loadTasks parses the manifest and selects its tasks; a license ("" for
+// none) is every selected task's (campaign.WithLicense), as if the
+// manifest's defaults said it.
+func loadTasks(manifest string, sel campaign.Selection, license string) (*campaign.Manifest, []campaign.Task, error) {
+	if err := checkLicenseFlag(license); err != nil {
+		return nil, nil, withCode(exitstatus.UsageError, err)
+	}
 	m, err := batch.Load(manifest)
 	if err != nil {
 		return nil, nil, withCode(exitstatus.Manifest, err)
 	}
 	tasks, err := campaign.Select(m.Tasks, sel)
 	if err != nil {
+		return nil, nil, withCode(exitstatus.Manifest, err)
+	}
+	if err := campaign.WithLicense(tasks, license); err != nil {
 		return nil, nil, withCode(exitstatus.Manifest, err)
 	}
 	return m, tasks, nil
@@ -127,7 +148,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	if opts.Jobs < 1 {
 		return withCode(exitstatus.UsageError, fmt.Errorf("--jobs %d: want at least 1", opts.Jobs))
 	}
-	m, tasks, err := loadTasks(opts.Manifest, opts.Selection)
+	m, tasks, err := loadTasks(opts.Manifest, opts.Selection, opts.License)
 	if err != nil {
 		return err
 	}
@@ -376,6 +397,7 @@ func describeResult(r batch.TaskResult) string {
 func newBatchPlanCmd(s streams) *cobra.Command {
 	var sel campaign.Selection
 	var index, count int
+	var license string
 	cmd := &cobra.Command{
 		Use:   "plan MANIFEST [flags]",
 		Short: "Print a campaign's normalised tasks as JSON",
@@ -384,7 +406,7 @@ merged extensions and expectations; with an array share, only that share's.` +
 			exitstatus.Help("printed", exitstatus.UsageError, exitstatus.Manifest),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, tasks, err := loadTasks(args[0], sel)
+			m, tasks, err := loadTasks(args[0], sel, license)
 			if err != nil {
 				return err
 			}
@@ -402,6 +424,7 @@ merged extensions and expectations; with an array share, only that share's.` +
 	}
 	addSelectionFlags(cmd, &sel)
 	addArrayFlags(cmd, &index, &count)
+	addLicenseFlag(cmd, &license)
 	return cmd
 }
 
@@ -426,7 +449,7 @@ atomically: it works while the campaign runs.` +
 			var tasks []campaign.Task
 			if len(args) == 2 {
 				var err error
-				if _, tasks, err = loadTasks(args[1], sel); err != nil {
+				if _, tasks, err = loadTasks(args[1], sel, ""); err != nil {
 					return err
 				}
 			}
@@ -520,6 +543,11 @@ type SlurmOptions struct {
 	Submit      bool
 	WaitBusy    time.Duration
 	MergeGroup  int
+	License     string
+	// Binary is the ceres-export the jobs run: "" for this one, or a
+	// wrapper that runs the release image (Apptainer, podman run) on nodes
+	// that have no ceres-export of their own.
+	Binary string
 }
 
 func newBatchSlurmCmd(s streams) *cobra.Command {
@@ -552,21 +580,28 @@ it is cancelled rather than left pending when an array task fails).
 	f.BoolVar(&opts.Submit, "submit", false, "submit the array and the merge job with sbatch")
 	f.DurationVar(&opts.WaitBusy, "wait-busy", defaultJobWaitBusy, "how long a requeued array task waits for its lost first attempt (batch --wait-busy)")
 	f.IntVar(&opts.MergeGroup, "merge-group-size", defaultMergeGroupSize, "merge a setting of more shards than this in a tree: groups side by side, then the groups (0: one merge)")
+	addLicenseFlag(cmd, &opts.License)
+	f.StringVar(&opts.Binary, "binary", "", "the ceres-export the jobs run (default: this one), e.g. a wrapper that runs the image through Apptainer or podman (docs/campaigns.md)")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
 }
 
-// scriptOptions makes the paths absolute and fills the defaults.
-func scriptOptions(manifest, out, merge string, sel campaign.Selection, count, tasks int) (campaign.ScriptOptions, error) {
-	bin, err := os.Executable()
-	if err != nil {
-		return campaign.ScriptOptions{}, err
+// scriptOptions makes the paths absolute and fills the defaults: the jobs
+// run binary, or this executable when binary is "".
+func scriptOptions(binary, manifest, out, merge string, sel campaign.Selection, count, tasks int) (campaign.ScriptOptions, error) {
+	o := campaign.ScriptOptions{Selection: sel, ArrayCount: count}
+	var err error
+	if binary == "" {
+		if binary, err = os.Executable(); err != nil {
+			return o, err
+		}
+	} else if err := checkExecutable(binary); err != nil {
+		return o, fmt.Errorf("--binary %s: %w", binary, err)
 	}
-	o := campaign.ScriptOptions{Binary: bin, Selection: sel, ArrayCount: count}
 	for _, p := range []struct {
 		in  string
 		out *string
-	}{{manifest, &o.Manifest}, {out, &o.Out}, {merge, &o.Merge}} {
+	}{{binary, &o.Binary}, {manifest, &o.Manifest}, {out, &o.Out}, {merge, &o.Merge}} {
 		if p.in == "" {
 			continue
 		}
@@ -583,16 +618,38 @@ func scriptOptions(manifest, out, merge string, sel campaign.Selection, count, t
 	return o, nil
 }
 
+// checkExecutable refuses, before any job is queued, a --binary that no job
+// could run: missing, not a regular file (a FIFO, a directory), or without
+// execute permission. The jobs' nodes see it through the same shared file
+// system as this host.
+func checkExecutable(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return err
+	case fi.Mode()&os.ModeNamedPipe != 0:
+		return errors.New("a named pipe, not a regular file")
+	case fi.IsDir():
+		return errors.New("a directory, not a regular file")
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("not a regular file (mode %s)", fi.Mode())
+	case fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("not executable (mode %s)", fi.Mode().Perm())
+	}
+	return nil
+}
+
 func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
-	m, tasks, err := loadTasks(opts.Manifest, opts.Selection)
+	m, tasks, err := loadTasks(opts.Manifest, opts.Selection, opts.License)
 	if err != nil {
 		return err
 	}
-	so, err := scriptOptions(opts.Manifest, opts.Output, opts.Merge, opts.Selection, opts.ArrayCount, len(tasks))
+	so, err := scriptOptions(opts.Binary, opts.Manifest, opts.Output, opts.Merge, opts.Selection, opts.ArrayCount, len(tasks))
 	if err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
 	so.Jobs, so.CPUsPerTask, so.Partition, so.Time, so.WaitBusy = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time, opts.WaitBusy
+	so.License = opts.License
 	if opts.MergeGroup < 0 {
 		return withCode(exitstatus.UsageError, fmt.Errorf("--merge-group-size %d: want 0 or more", opts.MergeGroup))
 	}
@@ -643,7 +700,7 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 
 func newBatchKubernetesCmd(s streams) *cobra.Command {
 	var sel campaign.Selection
-	var out, image, namespace, claim, mount, binary string
+	var out, image, namespace, claim, mount, binary, license string
 	var count, jobs, cpus int
 	var waitBusy time.Duration
 	cmd := &cobra.Command{
@@ -655,7 +712,7 @@ task does. Paths are as the pods see them (on --claim mounted at --mount).` +
 			exitstatus.Help("printed", exitstatus.UsageError, exitstatus.Manifest),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, tasks, err := loadTasks(args[0], sel)
+			m, tasks, err := loadTasks(args[0], sel, license)
 			if err != nil {
 				return err
 			}
@@ -669,7 +726,7 @@ task does. Paths are as the pods see them (on --claim mounted at --mount).` +
 				return withCode(exitstatus.UsageError, errors.New("--claim needs --mount"))
 			}
 			ko := campaign.KubernetesOptions{
-				ScriptOptions: campaign.ScriptOptions{Binary: binary, Manifest: args[0], Out: out, Selection: sel, ArrayCount: count, Jobs: jobs, CPUsPerTask: cpus, WaitBusy: waitBusy},
+				ScriptOptions: campaign.ScriptOptions{Binary: binary, Manifest: args[0], Out: out, Selection: sel, ArrayCount: count, Jobs: jobs, CPUsPerTask: cpus, WaitBusy: waitBusy, License: license},
 				Image:         image, Namespace: namespace, Claim: claim, MountPath: mount,
 			}
 			b, err := campaign.KubernetesJob(m.CampaignID, tasks, ko)
@@ -682,7 +739,7 @@ task does. Paths are as the pods see them (on --claim mounted at --mount).` +
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "campaign directory as the pods see it (required)")
-	f.StringVar(&image, "image", "", "container image holding ceres-export (required)")
+	f.StringVar(&image, "image", "", "container image holding ceres-export (required): the release image, pushed to the cluster's registry (docs/campaigns.md)")
 	f.StringVar(&binary, "binary", "ceres-export", "ceres-export inside the image")
 	f.StringVar(&namespace, "namespace", "", "the Job's namespace")
 	f.StringVar(&claim, "claim", "", "PersistentVolumeClaim holding the manifest, sessions and OUT")
@@ -692,6 +749,7 @@ task does. Paths are as the pods see them (on --claim mounted at --mount).` +
 	f.IntVar(&cpus, "cpus-per-task", 0, "CPU request of each pod (default: the manifest's execution_profile)")
 	f.DurationVar(&waitBusy, "wait-busy", defaultJobWaitBusy, "how long a pod waits for a task another pod still writes (batch --wait-busy)")
 	addSelectionFlags(cmd, &sel)
+	addLicenseFlag(cmd, &license)
 	_ = cmd.MarkFlagRequired("output")
 	_ = cmd.MarkFlagRequired("image")
 	return cmd

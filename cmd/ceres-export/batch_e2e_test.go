@@ -215,9 +215,17 @@ func TestE2EBatchSlurm(t *testing.T) {
 	manifest := testCampaign(t)
 	root := t.TempDir()
 
+	// The nodes run ceres-export through a wrapper, as a cluster whose
+	// nodes run the release image does (docs/campaigns.md): --binary. The
+	// wrapper notes each command it runs.
+	wrapped := filepath.Join(root, "wrapped.log")
+	wrapper := filepath.Join(root, "ceres-export-wrapper")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\necho \"$1\" >> '"+wrapped+"'\nexec '"+ceresBinary+"' \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	slurmOut, slurmMerged := filepath.Join(root, "slurm-out"), filepath.Join(root, "slurm-merged")
 	submit := exec.Command(ceresBinary, "batch", "slurm", manifest, "-o", slurmOut, "--merge", slurmMerged,
-		"--array-count", "4", "--jobs", "1", "--cpus-per-task", "1", "--submit")
+		"--array-count", "4", "--jobs", "1", "--cpus-per-task", "1", "--binary", wrapper, "--submit")
 	submit.Env = env
 	subOut, err := submit.CombinedOutput()
 	if err != nil {
@@ -276,6 +284,9 @@ func TestE2EBatchSlurm(t *testing.T) {
 		}
 	}
 
+	if b, _ := os.ReadFile(wrapped); strings.Count(string(b), "batch\n") != 4 || !strings.Contains(string(b), "merge\n") {
+		t.Errorf("the jobs did not run --binary's wrapper for each array task and the merge; it ran:\n%s", b)
+	}
 	// Every task's record; each array task did exactly its own share.
 	recs := checkRecords(t, slurmOut, 1, true)
 	checkRecords(t, localOut, 1, false)
@@ -541,4 +552,57 @@ func TestE2EBatchKillAfterCommit(t *testing.T) {
 	if got := testtree.Files(t, filepath.Join(out, id)); !reflect.DeepEqual(got, made) {
 		t.Errorf("the shard changed")
 	}
+}
+
+// batch slurm --binary: the scripts run the named wrapper by its absolute
+// path, and a --binary no job could run is refused before anything is
+// written.
+func TestE2EBatchSlurmBinary(t *testing.T) {
+	manifest := testCampaign(t)
+	work := t.TempDir()
+	wrapper := filepath.Join(work, "wrap")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec ceres-export \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notExec := filepath.Join(work, "not-exec")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(work, "out")
+	rel, err := filepath.Rel(mustGetwd(t), wrapper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "batch", "slurm", manifest, "-o", out, "--merge", filepath.Join(work, "merged"), "--binary", rel)
+	for _, name := range []string{layout.SlurmArrayScript, layout.SlurmMergeScript} {
+		script, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(script, []byte("exec "+wrapper+" batch ")) && !bytes.Contains(script, []byte("\n"+wrapper+" merge ")) {
+			t.Errorf("%s does not run %s:\n%s", name, wrapper, script)
+		}
+	}
+	for _, c := range []struct{ binary, say string }{
+		{filepath.Join(work, "missing"), "no such file"},
+		{notExec, "not executable"},
+		{work, "not a regular file"},
+	} {
+		_, errOut, code := runBounded(t, time.Minute, nil, "batch", "slurm", manifest, "-o", filepath.Join(work, "refused"), "--binary", c.binary)
+		if code != exitUsage || !strings.Contains(errOut, "--binary "+c.binary) || !strings.Contains(errOut, c.say) {
+			t.Errorf("--binary %s: exit %d, want %d saying %q:\n%s", c.binary, code, exitUsage, c.say, errOut)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(work, "refused")); err == nil {
+		t.Error("a refused batch slurm made its OUT")
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
 }

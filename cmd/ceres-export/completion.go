@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
 // flagCompletions says how the shell completes each flag's value, by flag
@@ -25,6 +27,7 @@ func flagCompletions() map[string]flagCompletion {
 		"privacy":   {values: []string{"full\teverything (the default)", "metadata-only\ta dataset that may leave the lab"}},
 		"profile":   {exts: []string{"yaml", "yml", "json"}},
 		"task-spec": {exts: []string{"json"}},
+		"license":   {values: shard.Licenses},
 	}
 }
 

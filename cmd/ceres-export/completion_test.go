@@ -21,6 +21,7 @@ func TestFlagCompletions(t *testing.T) {
 		},
 		"quantiles": func(v string) error { _, err := parseQuantiles(v); return err },
 		"privacy":   func(v string) error { _, err := privacy.ParseMode(v); return err },
+		"license":   func(v string) error { return checkLicenseFlag(v) },
 	}
 	table := flagCompletions()
 	for name, fc := range table {
@@ -49,6 +50,9 @@ func TestFlagCompletions(t *testing.T) {
 		{"merge", "privacy", []string{"metadata-only"}},
 		{"verify", "privacy", []string{"metadata-only"}},
 		{"verify", "task-spec", []string{"json"}},
+		{"export", "license", []string{"apache-2.0", "cc-by-4.0", "other"}},
+		{"merge", "license", []string{"cc-by-nc-4.0"}},
+		{"batch", "license", []string{"cc0-1.0"}},
 	} {
 		var out, errOut bytes.Buffer
 		Main(context.Background(), []string{"__complete", c.cmd, "--" + c.flag, ""}, streams{In: strings.NewReader(""), Out: &out, Err: &errOut})

@@ -81,6 +81,7 @@ func addSettingFlags(cmd *cobra.Command, s *settings.Settings) {
 	f.StringArrayVar(&s.TaskGroup, "task-group", nil, "a task descriptor group level after the task, LEVEL=KEY (repeatable, root first)")
 	f.BoolVar(&s.NoReport, "no-report", false, "do not write the session page "+layout.SessionPagePath)
 	f.StringVar(&s.Privacy, "privacy", "full", "full, or metadata-only: a dataset that may leave the lab (no video, no instructions or run titles, salted ids; needs --salt)")
+	f.StringVar(&s.License, "license", "", "the dataset card's licence, a Hugging Face Hub licence id (apache-2.0, mit, cc-by-4.0, cc-by-nc-4.0, cc0-1.0, other, ...; default: none)")
 }
 
 func newExportCmd(s streams) *cobra.Command {

@@ -18,7 +18,7 @@ import (
 
 var mergeExitStatus = exitstatus.Help("the dataset was written",
 	exitstatus.Unsound, exitstatus.UsageError, exitstatus.Unreadable, exitstatus.MergeInput, exitstatus.SourcesDiffer,
-	exitstatus.DestinationExists, exitstatus.DestinationRefused, exitstatus.NoSalt,
+	exitstatus.LicensesDiffer, exitstatus.DestinationExists, exitstatus.DestinationRefused,
 	exitstatus.Interrupted, exitstatus.Busy, exitstatus.WriteFailed)
 
 // MergeOptions are the flags of `ceres-export merge`.
@@ -30,6 +30,7 @@ type MergeOptions struct {
 	NoConcat  bool
 	Quantiles string
 	Privacy   string
+	License   string
 	JSON      bool
 }
 
@@ -42,6 +43,7 @@ func (o *MergeOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.NoConcat, "no-concat", false, "keep each source video file as its own file (LeRobot's concatenate_videos=False)")
 	f.StringVar(&o.Quantiles, "quantiles", "weighted-mean", "how per-episode quantiles combine: weighted-mean (what LeRobot 0.4.4 and 0.6.1 compute) or envelope (min for q<=50, max above: a conservative bound)")
 	f.StringVar(&o.Privacy, "privacy", "full", "metadata-only: require every source to be a metadata-only export, so that the dataset may leave the lab")
+	f.StringVar(&o.License, "license", "", "the dataset card's licence, a Hugging Face Hub licence id (apache-2.0, mit, cc-by-4.0, cc-by-nc-4.0, cc0-1.0, other, ...; default: the sources' licence when they all agree)")
 	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
 }
 
@@ -70,7 +72,11 @@ provenance and names its source (` + layout.SourcePrefix + `* columns);
 
 --into DATASET appends the shards to a dataset this command made. The
 output is built beside its destination and moved into place when complete:
-a failed or killed merge leaves the old dataset as it was.` + mergeExitStatus,
+a failed or killed merge leaves the old dataset as it was.
+
+The dataset's licence (its card's license) is --license; without it, the
+sources' own when they all have the same one (or none), and sources under
+different licences are refused.` + mergeExitStatus,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Shards = args
@@ -117,10 +123,13 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 	if err != nil {
 		return withCode(exitstatus.UsageError, fmt.Errorf("merge: %w", err))
 	}
+	if err := checkLicenseFlag(o.License); err != nil {
+		return withCode(exitstatus.UsageError, fmt.Errorf("merge: %w", err))
+	}
 	mergeGC()
 	res, err := merge.Merge(ctx, merge.Options{
 		Sources: o.Shards, Output: o.Output, Into: o.Into, Replace: o.Replace, NoConcat: o.NoConcat,
-		Quantiles: q, Privacy: mode, Version: toolVersion(), Logger: s.Logger(),
+		Quantiles: q, Privacy: mode, License: o.License, Version: toolVersion(), Logger: s.Logger(),
 	})
 	if err != nil {
 		return err
@@ -136,6 +145,18 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 	}
 	fmt.Fprintf(s.Out, "merged %d shards (%d added): %d episodes, %d frames, %d tasks, %d data and %d video files in %s\n",
 		sum.Sources, sum.Added, sum.Episodes, sum.Frames, sum.Tasks, sum.DataFiles, sum.VideoFiles, sum.Output)
+	return nil
+}
+
+// checkLicenseFlag checks a --license value ("" is none) against the Hub's
+// licence ids, naming the flag, the value and the nearest id.
+func checkLicenseFlag(id string) error {
+	if id == "" {
+		return nil
+	}
+	if err := shard.CheckLicense(id); err != nil {
+		return fmt.Errorf("--license %q: %w", id, err)
+	}
 	return nil
 }
 

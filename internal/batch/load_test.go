@@ -39,6 +39,8 @@ func TestLoadChecksExport(t *testing.T) {
 			`campaign.json: cases[0].export.preset: preset "nope": want 0 (slowest) to 13 (fastest) for libsvtav1`},
 		{"huge size", "campaign.json", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"video_size": "100000x100000"}}]}`,
 			`campaign.json: cases[0].export.video_size: video_size "100000x100000": want WIDTHxHEIGHT, both even, positive and at most 8192`},
+		{"licence not of the Hub", "campaign.json", `{` + good + `, "defaults": {"export": {"license": "CC-BY-4.0"}}, "cases": [` + caseOK + `]}`,
+			`campaign.json: defaults.export.license: license "CC-BY-4.0": not a licence id of the Hugging Face Hub (did you mean cc-by-4.0? ids are lower case, e.g. apache-2.0, mit, cc-by-4.0, cc-by-nc-4.0, cc0-1.0, other)`},
 		{"jsonl export", "c.jsonl", strings.Replace(line, `}`, `, "export": {"vcodec": "vp9"}}`, 1), `c.jsonl line 1: export.vcodec: vcodec "vp9": want av1 or h264`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

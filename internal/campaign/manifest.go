@@ -109,6 +109,25 @@ func (m *Manifest) CheckExport(check func(s settings.Settings, baseDir string) e
 	return nil
 }
 
+// WithLicense gives every task the licence id license (batch --license;
+// "" changes nothing), as if the manifest's defaults said it. A task whose
+// manifest names another licence is refused where the manifest names it:
+// a case given its licence on purpose (a session whose consent allows less)
+// is never relicensed from the command line.
+func WithLicense(tasks []Task, license string) error {
+	if license == "" {
+		return nil
+	}
+	for i := range tasks {
+		t := &tasks[i]
+		if t.Export.License != "" && t.Export.License != license {
+			return t.dec.errorf(t.origins["license"], "license %q differs from --license %q: give a task its licence in one place", t.Export.License, license)
+		}
+		t.Export.License = license
+	}
+	return nil
+}
+
 // Expected is a task's regression contract.
 type Expected struct {
 	// State is the required final state: "succeeded" or "failed".

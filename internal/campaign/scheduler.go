@@ -114,6 +114,9 @@ type ScriptOptions struct {
 	// WaitBusy is batch's --wait-busy in each array task: how long a
 	// requeued task waits for its lost first attempt, still writing.
 	WaitBusy time.Duration
+	// License is batch's --license in each array task ("" for none): the
+	// licence every task's shard carries.
+	License string
 	// MergeGroupSize, when positive, merges a setting of more shards than
 	// this in a tree: groups of at most MergeGroupSize shards merged side
 	// by side (a job array), then one merge of the groups. A merge of
@@ -167,6 +170,9 @@ func (o ScriptOptions) batchArgs() []string {
 	}
 	if o.WaitBusy > 0 {
 		args = append(args, "--wait-busy", o.WaitBusy.String())
+	}
+	if o.License != "" {
+		args = append(args, "--license", o.License)
 	}
 	return append(args, o.Selection.Args()...)
 }

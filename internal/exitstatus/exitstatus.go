@@ -94,6 +94,7 @@ var (
 	NoSalt             = Class{Usage, "--privacy metadata-only without --salt", []error{privacy.ErrNoSalt}}
 	MergeInput         = Class{Usage, "a directory that is not a shard, the same shard twice, an output of another kind", []error{merge.ErrUsage}}
 	SourcesDiffer      = Class{Usage, "sources that differ in fps, robot type or features (every difference is listed)", []error{merge.ErrMismatch}}
+	LicensesDiffer     = Class{Usage, "sources under different licences without --license", []error{merge.ErrLicenses}}
 	Manifest           = Class{Usage, "a manifest that does not parse, or an empty selection", nil}
 
 	JournalInvalid  = Class{Findings, "a journal record breaks the format's rules, or the journal's specification is rejected", []error{journal.ErrInvalid, journal.ErrSpec}}
@@ -115,7 +116,7 @@ var (
 // known are the classes Of finds by their sentinels, in the order it tries
 // them.
 var known = []Class{
-	Unreadable, DestinationExists, DestinationRefused, NoSalt, MergeInput, SourcesDiffer,
+	Unreadable, DestinationExists, DestinationRefused, NoSalt, MergeInput, SourcesDiffer, LicensesDiffer,
 	JournalInvalid, NoEpisodes, SpecMismatch, ProfileMismatch, Strict, SizeUnsupported, Unsound,
 	JournalCorrupt, Interrupted, Busy,
 }

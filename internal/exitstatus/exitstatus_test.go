@@ -52,6 +52,8 @@ func TestOf(t *testing.T) {
 		{fmt.Errorf("batch: %w", privacy.ErrNoSalt), Usage},
 		{Mark(WriteFailed, fmt.Errorf("batch: %w", privacy.ErrNoSalt)), Usage},
 		{merge.ErrMismatch, Usage},
+		{fmt.Errorf("merge setting s: %w: a is licensed mit and b is licensed cc-by-4.0", merge.ErrLicenses), Usage},
+		{Mark(WriteFailed, fmt.Errorf("%w: x", merge.ErrLicenses)), Usage},
 		{context.Canceled, Failed},
 		{pathErr(syscall.ENOSPC), Failed},
 		{pathErr(syscall.EIO), Failed},

@@ -114,7 +114,7 @@ func writeCard(b *shard.Builder, rep *Report, p *plan.Plan, applied, recorded *t
 	if robotType != "" {
 		tags = append(tags, robotType)
 	}
-	return b.WriteCard(shard.Card{Tags: tags, Description: buf.String()})
+	return b.WriteCard(shard.Card{Tags: tags, Description: buf.String(), License: rep.Exporter.Options.License})
 }
 
 // mdSpecial are the characters that would end a table cell, start markup

@@ -97,6 +97,10 @@ type Options struct {
 	Privacy privacy.Mode
 	// Salt keys the salted hashes of a metadata-only export; never stored.
 	Salt string
+	// License is the dataset card's licence, a Hugging Face Hub licence id
+	// (shard.CheckLicense); "" leaves the card without one. The export
+	// report records it, where merge reads it back.
+	License string
 	// NoVideoReuse encodes every camera even when the shard being replaced
 	// holds video with the same content key (see ceres/videos.json).
 	NoVideoReuse bool

@@ -57,6 +57,9 @@ type ReportedOption struct {
 	Strict      Strictness   `json:"strict"`
 	Video       VideoOptions `json:"video"`
 	Corrected   bool         `json:"correctedTaskSpecification,omitempty"`
+	// License is the dataset card's licence ("" for none): merge reads it
+	// back to license a merged dataset as its sources are.
+	License string `json:"license,omitempty"`
 }
 
 // SpecReport records the applied and the recorded specification.
@@ -83,6 +86,7 @@ func newReport(j *journal.Journal, p *plan.Plan, applied *taskspec.Spec, diffs [
 		Exporter: ExporterInfo{Name: "ceres-export", Version: opts.Version, Options: ReportedOption{
 			FPS: opts.FPS, KeepFloat64: opts.KeepFloat64, RobotType: opts.RobotType,
 			Salvage: opts.Salvage, Strict: opts.Strict, Video: opts.Video, Corrected: opts.TaskSpec != nil,
+			License: opts.License,
 		}},
 		SessionID: j.Info.SessionID,
 		FPS:       fps,

@@ -11,6 +11,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
@@ -127,6 +128,12 @@ func Resolve(s settings.Settings, baseDir string) (Options, error) {
 		return o, &settings.SettingError{Setting: "privacy", Value: strconv.Quote(s.Privacy), Want: "want full or metadata-only"}
 	}
 	o.Privacy = mode
+	if s.License != "" {
+		if err := shard.CheckLicense(s.License); err != nil {
+			return o, &settings.SettingError{Setting: "license", Value: strconv.Quote(s.License), Want: err.Error()}
+		}
+		o.License = s.License
+	}
 	o.Descriptors.Org = s.Org
 	for _, g := range s.TaskGroup {
 		level, key, ok := strings.Cut(g, "=")

@@ -130,5 +130,5 @@ func (m *merger) writeCard(b *shard.Builder, report *Report) error {
 	if r := robotString(m.sources[0].robotType); r != "" {
 		tags = append(tags, r)
 	}
-	return b.WriteCard(shard.Card{Tags: tags, Description: buf.String()})
+	return b.WriteCard(shard.Card{Tags: tags, Description: buf.String(), License: report.License})
 }

@@ -76,6 +76,10 @@ type Options struct {
 	// each source's rows are decoded again when written). The dataset is
 	// the same whatever it is.
 	HeldRowsBytes int64
+	// License is the dataset's licence, a Hugging Face Hub licence id; ""
+	// takes the sources' licence when they all have the same (none
+	// included) and refuses sources that differ (ErrLicenses).
+	License string
 	// Version is the tool version recorded in the report.
 	Version string
 	// Logger receives progress lines; nil discards them.
@@ -194,6 +198,10 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	if err := checkCompatible(sources); err != nil {
 		return nil, err
 	}
+	license, err := mergedLicense(sources, opts.License)
+	if err != nil {
+		return nil, err
+	}
 	// Nothing is written from a source that fails its quick verify.
 	for _, err := range verifyErrs {
 		if err != nil {
@@ -201,7 +209,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	log.Debug("merge: sources read", "sources", len(sources), "rows_held_bytes", held.Load(), "elapsed", time.Since(start))
-	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, sums: sums, pages: pages}
+	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, sums: sums, pages: pages, license: license}
 	// A shard is one source of the report; a merged dataset brings all of
 	// its own, numbered on from where it stands.
 	m.reportIndex = make([]int, len(sources))
@@ -413,6 +421,8 @@ type merger struct {
 	// reportIndex is each source's position in the report's sources; for a
 	// merged dataset, that of its first source.
 	reportIndex []int
+	// license is the dataset's licence (mergedLicense).
+	license string
 }
 
 func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
@@ -551,7 +561,7 @@ func createdBy(version string) string {
 // writeRows writes every episode of every source through the builder and
 // returns the report (without the video part).
 func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []shard.Feature, plans []*videoPlan) (*Report, error) {
-	report := &Report{Merger: "ceres-export", Videos: map[string]VideoReport{}}
+	report := &Report{Merger: "ceres-export", License: m.license, Videos: map[string]VideoReport{}}
 	run := RunReport{Version: m.opts.Version, Options: ReportOptions{
 		NoConcat: m.opts.NoConcat, Quantiles: quantileName(m.opts.Quantiles), ChunksSize: m.opts.ChunksSize,
 		DataFileSizeMB: m.opts.DataFileSizeMB, VideoFileSizeMB: m.opts.VideoFileSizeMB,

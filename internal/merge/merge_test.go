@@ -30,9 +30,10 @@ import (
 // shardSpec describes one fixture shard: a synthetic session and how it
 // is exported.
 type shardSpec struct {
-	synth synth.Options
-	codec string
-	fps   int
+	synth   synth.Options
+	codec   string
+	fps     int
+	license string
 }
 
 // The fixture shards, built once per test binary.
@@ -52,6 +53,10 @@ var fixtureSpecs = map[string]shardSpec{
 	// Two more of h264-a's kind, for merges in a tree.
 	"h264-b": {synth: synth.Options{Seed: 8, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48}, codec: "h264"},
 	"h264-c": {synth: synth.Options{Seed: 9, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48, Cycles: 1}, codec: "h264"},
+	// h264-a's kind under licences (export --license).
+	"h264-mit-a": {synth: synth.Options{Seed: 10, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48, Cycles: 1}, codec: "h264", license: "mit"},
+	"h264-mit-b": {synth: synth.Options{Seed: 11, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48, Cycles: 1}, codec: "h264", license: "mit"},
+	"h264-cc-by": {synth: synth.Options{Seed: 12, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48, Cycles: 1}, codec: "h264", license: "cc-by-4.0"},
 }
 
 var (
@@ -94,7 +99,7 @@ func fixtureShard(t testing.TB, name string) string {
 	if _, err := synth.Write(ctx, session, spec.synth); err != nil {
 		t.Fatalf("synth %s: %v", name, err)
 	}
-	if _, err := export.Export(ctx, session, dir, export.Options{FPS: spec.fps, Video: export.VideoOptions{Codec: spec.codec}}); err != nil {
+	if _, err := export.Export(ctx, session, dir, export.Options{FPS: spec.fps, Video: export.VideoOptions{Codec: spec.codec}, License: spec.license}); err != nil {
 		t.Fatalf("export %s: %v", name, err)
 	}
 	fixtureDirs[name] = dir

@@ -58,6 +58,9 @@ type SourceReport struct {
 	// no session, export report or specifications, and its episodes' CERES
 	// columns are null (layout.CeresEpisode.Foreign).
 	Foreign *ForeignSource `json:"foreign,omitempty"`
+	// License is the source's own licence when it was merged (its export
+	// report's, a foreign dataset's card's); "" for none.
+	License string `json:"license,omitempty"`
 }
 
 // ForeignSource is what a merge knows of a foreign source: its writer (the
@@ -125,7 +128,11 @@ type PartReport struct {
 // Report is ceres/merge-report.json. It holds no absolute paths and no
 // clock readings: the same inputs give the same bytes.
 type Report struct {
-	Merger   string                 `json:"merger"`
+	Merger string `json:"merger"`
+	// License is the dataset's licence, what its card says ("" for none):
+	// --license, or its sources' when they agree. A merge that appends to
+	// the dataset, or merges it again, reads it back from here.
+	License  string                 `json:"license,omitempty"`
 	Runs     []RunReport            `json:"runs"`
 	Sources  []SourceReport         `json:"sources"`
 	Episodes int                    `json:"episodes"`
@@ -171,6 +178,7 @@ func sourceReport(s *source, firstEpisode, firstIndex int64, run int, fingerprin
 		r.CampaignTaskID, r.CampaignAttempt = s.campaign.TaskID, s.campaign.AttemptNo
 	}
 	r.Foreign = s.foreign
+	r.License = s.license
 	for h := range s.specs {
 		r.Specifications = append(r.Specifications, h)
 	}

@@ -49,6 +49,9 @@ type source struct {
 	// foreign is what is known of a LeRobot dataset this tool did not
 	// write; nil for ours.
 	foreign *ForeignSource
+	// license is its licence ("" for none): a shard's export report's, a
+	// merged dataset's merge report's, a foreign dataset's card's.
+	license string
 }
 
 // sourceEpisode is one episode of a source.
@@ -116,6 +119,9 @@ func openSource(ctx context.Context, dir string, files *pqcolumns.Files) (*sourc
 	}
 	if ds.Foreign {
 		if s.foreign, err = foreignSource(ds); err != nil {
+			return nil, err
+		}
+		if s.license, err = foreignLicense(ds); err != nil {
 			return nil, err
 		}
 		return s, nil
@@ -191,6 +197,11 @@ func (s *source) readSpecs() error {
 // exportReportHead is the part of the export report merge uses.
 type exportReportHead struct {
 	SessionID string `json:"sessionId"`
+	Exporter  struct {
+		Options struct {
+			License string `json:"license"`
+		} `json:"options"`
+	} `json:"exporter"`
 }
 
 // readProvenance reads what identifies the source: for a shard its export
@@ -211,6 +222,7 @@ func (s *source) readProvenance() error {
 			}
 		}
 		s.merged = &r
+		s.license = r.License
 		return nil
 	}
 	sum, b, err := s.ds.ReportSHA256()
@@ -223,6 +235,7 @@ func (s *source) readProvenance() error {
 		return fmt.Errorf("%s: %w", s.path(layout.ExportReportPath), err)
 	}
 	s.sessionID = head.SessionID
+	s.license = head.Exporter.Options.License
 	if s.campaign, err = s.ds.Campaign(); err != nil {
 		return fmt.Errorf("source %w", err)
 	}

@@ -45,6 +45,10 @@ type Settings struct {
 	// NoReport leaves out the session page; export.Resolve cannot set the
 	// page itself (the report package sits above export), callers do.
 	NoReport bool `json:"no_report,omitempty"`
+	// License is the dataset card's licence, a Hugging Face Hub licence id
+	// (shard.Licenses); "" writes the card without one. A campaign gives
+	// it campaign-wide in its defaults, as every export option.
+	License string `json:"license,omitempty"`
 }
 
 // SettingError is a setting whose value export.Resolve cannot use. Setting is the

@@ -17,20 +17,28 @@ type Card struct {
 	Tags []string
 	// Description is markdown: the template's dataset_description.
 	Description string
+	// License is the dataset's licence, an id of Licenses (CheckLicense),
+	// or "" for none: LeRobot's license argument, which the Hub reads from
+	// the card data.
+	License string
 }
 
 // cardTemplate renders what LeRobot's create_lerobot_dataset_card
 // (lerobot/datasets/utils.py with card_template.md, through
 // huggingface_hub's DatasetCard.from_template and PyYAML) writes for a
-// dataset without repo_id, license, url, paper or citation: the card data
-// (task_categories, tags, configs pointing at the data files), the
-// description, and meta/info.json as json.dumps(info, indent=4). The blank
+// dataset without repo_id, url, paper or citation: the card data (license
+// when there is one, task_categories, tags, configs pointing at the data
+// files: DatasetCardData's order, which puts license before
+// task_categories), the description, the licence line ("[More Information
+// Needed]" without one), and meta/info.json as json.dumps(info, indent=4).
+// Every id of Licenses is a scalar PyYAML writes plain. The blank
 // lines are those the Jinja template leaves (the repo_id block renders
 // empty); like DatasetCard's text, the file ends without a newline. The
 // conformance check compares this with LeRobot's own output byte for
 // byte.
 var cardTemplate = template.Must(template.New("card").Funcs(template.FuncMap{"yamlString": yamlString}).Parse(`---
-task_categories:
+{{if .License}}license: {{.License}}
+{{end}}task_categories:
 - robotics
 tags:
 - LeRobot
@@ -50,7 +58,7 @@ This dataset was created using [LeRobot](https://github.com/huggingface/lerobot)
 
 - **Homepage:** [More Information Needed]
 - **Paper:** [More Information Needed]
-- **License:** [More Information Needed]
+- **License:** {{if .License}}{{.License}}{{else}}[More Information Needed]{{end}}
 
 ## Dataset Structure
 
@@ -89,6 +97,11 @@ func yamlString(s string) string {
 func (b *Builder) WriteCard(c Card) error {
 	if !b.finished || b.err != nil {
 		return fmt.Errorf("shard: the dataset card is written after a successful Finish")
+	}
+	if c.License != "" {
+		if err := CheckLicense(c.License); err != nil {
+			return fmt.Errorf("shard: %s: license %q: %w", layout.CardPath, c.License, err)
+		}
 	}
 	info, err := marshalPyJSON(b.infoJSON(), 4, true)
 	if err != nil {

@@ -13,7 +13,13 @@ trains on, read by LeRobot's own code.
    episode, action[k] == observation.state[k+1] and the last frame's action
    is its own state (docs/profiles.md).
 4. README.md is byte for byte what LeRobot's create_lerobot_dataset_card
-   writes for this info.json, with our description and tags.
+   writes for this info.json, with our description, tags and licence (the
+   card data's license, passed as license=; none when the card has none).
+
+    python check_profile.py SHARD --card LICENSED_SHARD [--card ...]
+
+also checks 4. on each further shard (an export with --license: the card
+LeRobot writes with license=ID).
 
 Prints "ok ..." lines and "profile conformance: PASS|FAIL"; exit 1 on FAIL.
 """
@@ -26,7 +32,16 @@ from pathlib import Path
 
 
 def main() -> int:
-    root = Path(sys.argv[1])
+    args = sys.argv[1:]
+    root = Path(args[0])
+    card_only: list[Path] = []
+    rest = args[1:]
+    while rest:
+        if rest[0] != "--card" or len(rest) < 2:
+            print(f"usage: check_profile.py SHARD [--card SHARD]...; got {rest}")
+            return 2
+        card_only.append(Path(rest[1]))
+        rest = rest[2:]
     failures: list[str] = []
 
     def fail(msg: str) -> None:
@@ -35,7 +50,6 @@ def main() -> int:
 
     import torch
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
-    from lerobot.datasets.utils import create_lerobot_dataset_card
 
     info = json.loads((root / "meta/info.json").read_text())
     profile = json.loads((root / "ceres/profile.json").read_text())
@@ -88,29 +102,46 @@ def main() -> int:
     else:
         print(f"ok   items load with state ({width},) and an action window (2, {width}), padded past an episode's end")
 
+    check_card(root, ds.meta.info, fail)
+    if card_only:
+        from lerobot.datasets.lerobot_dataset import LeRobotDatasetMetadata
+        for shard in card_only:
+            check_card(shard, LeRobotDatasetMetadata("ceres/card-check", root=shard).info, fail)
+    return finish(failures)
+
+
+def check_card(root: Path, info, fail) -> None:
+    """README.md at root is LeRobot's create_lerobot_dataset_card for info,
+    with the card's own tags, description and licence."""
+    import lerobot
+    from lerobot.datasets.utils import create_lerobot_dataset_card
+
     ours = (root / "README.md").read_text()
     head, sep, rest = ours.partition("## Dataset Description\n\n")
     desc = rest.split("\n\n- **Homepage:**", 1)[0]
     front = head.split("---\n")[1]
     tags = [line[2:] for line in front.split("tags:\n", 1)[1].split("configs:", 1)[0].splitlines()]
-    card = str(create_lerobot_dataset_card(tags=tags[1:], dataset_info=ds.meta.info, dataset_description=desc))
+    kwargs = {}
+    for line in front.splitlines():
+        if line.startswith("license: "):
+            kwargs["license"] = line[len("license: "):]
+    card = str(create_lerobot_dataset_card(tags=tags[1:], dataset_info=info, dataset_description=desc, **kwargs))
     def normalised(text: str) -> str:
         # LeRobot 0.6 embeds DatasetInfo.to_dict(), whose key order is its
         # dataclass's, not info.json's: compare the block as data there.
         pre, _, post = text.partition("```json\n")
         block, _, tail = post.partition("\n```\n")
         return pre + json.dumps(json.loads(block), sort_keys=True) + tail
-    import lerobot
     version = getattr(lerobot, "__version__", "?")
+    licence = f" with license={kwargs['license']}" if kwargs else " without a licence"
     if sep and card != ours and not version.startswith("0.4") and normalised(card) == normalised(ours):
-        print(f"ok   README.md is LeRobot {version}'s dataset card for this info.json (its embedded info.json in DatasetInfo key order)")
+        print(f"ok   {root.name}/README.md is LeRobot {version}'s dataset card for this info.json{licence} (its embedded info.json in DatasetInfo key order)")
     elif not sep or card != ours:
         import difflib
         diff = "".join(list(difflib.unified_diff(card.splitlines(True), ours.splitlines(True), "lerobot", "ours"))[:40])
-        fail(f"README.md is not LeRobot's dataset card for this info.json:\n{diff}")
+        fail(f"{root.name}/README.md is not LeRobot's dataset card for this info.json{licence}:\n{diff}")
     else:
-        print(f"ok   README.md is LeRobot's create_lerobot_dataset_card output ({len(ours)} bytes)")
-    return finish(failures)
+        print(f"ok   {root.name}/README.md is LeRobot's create_lerobot_dataset_card output{licence} ({len(ours)} bytes)")
 
 
 def finish(failures: list[str]) -> int:

@@ -119,10 +119,12 @@ synth s-nocam --seed 16 --cameras 0 "${small[@]}" &&
 	export_shard nocam "$work/s-nocam-session" && add_shard nocam
 # 7: training-ready: the shipped synth profile (observation.state, action as
 #    the next frame's state); check_profile.py has LeRobot load state and
-#    action with their shapes and names and rebuild the dataset card.
+#    action with their shapes and names and rebuild the dataset card, also
+#    the card of a shard exported with a dataset licence (--license).
 synth s-profile --seed 17 --cameras 2 "${small[@]}" &&
 	export_shard profile "$work/s-profile-session" --profile "$root/profiles/synth.yaml" && add_shard profile &&
-	{ "$py" "$here/check_profile.py" "$work/profile" >"$work/profile.log" 2>&1 || true; grep -E '^(ok|FAIL|profile conformance)' "$work/profile.log"
+	export_shard profile-license "$work/s-profile-session" --profile "$root/profiles/synth.yaml" --license cc-by-4.0 &&
+	{ "$py" "$here/check_profile.py" "$work/profile" --card "$work/profile-license" >"$work/profile.log" 2>&1 || true; grep -E '^(ok|FAIL|profile conformance)' "$work/profile.log"
 		grep -q '^profile conformance: PASS$' "$work/profile.log" || fail "profile export (see $work/profile.log)"; }
 # 6: re-export of session s-vp8 with a corrected specification, replacing a
 #    first export in place (--replace); task strings must follow the new
