@@ -5,23 +5,38 @@ GO        ?= go
 BIN       := bin/ceres-export
 CACHE     := .cache
 DEMO_DIR  := $(CACHE)/demo
-APT_PKGS  := pkg-config ffmpeg time libavcodec-dev libavformat-dev libavutil-dev \
-             libswscale-dev libswresample-dev libavfilter-dev libavdevice-dev
-PKGCONFIG := libavcodec libavformat libavutil libswscale libswresample libavfilter libavdevice
+# The build tools of the pinned libraries, the ffmpeg CLI (the benchmarks'
+# reference and an independent decoder in tests) and GNU time.
+APT_PKGS  := pkg-config ffmpeg time nasm meson ninja-build cmake dpkg-dev xz-utils
 
-.PHONY: all deps build check test demo bench bench-goals conformance fuzz vet clean
+# Every build links the same C libraries, development and release alike:
+# FFmpeg 7.1 with SVT-AV1, x264, libvpx and dav1d, built statically from
+# pinned Debian source packages (release/libs.lock) once per pin, into
+# CERES_CACHE outside the clone (docs/release.md). WITH_LIBS points a go
+# command at them; `make env` prints it for a shell. CGO_CFLAGS names the
+# prefix because Go's build cache keys cgo packages by it, not by what
+# pkg-config answers: without it a new pin would link the old libraries.
+CERES_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ceres-export
+export CERES_CACHE
+LIBS_ARCH := $(shell $(GO) env GOARCH)
+LIBS      := $(CACHE)/libs-$(LIBS_ARCH).prefix
+WITH_LIBS  = PKG_CONFIG_PATH="$$(cat $(LIBS))/lib/pkgconfig" CGO_CFLAGS="-O2 -g -I$$(cat $(LIBS))/include"
+
+.PHONY: all deps libs env build check test demo bench bench-goals conformance fuzz vet clean \
+        release release-deps release-check image wheel
 
 all: build
 
-# deps installs what a fresh machine lacks: FFmpeg 5.1 dev packages and the
-# ffmpeg CLI (the benchmark's reference), Go modules, and the RFC 8785 npm
-# package the canonicalisation cross-check runs under node.
-deps: $(CACHE)/deps.stamp
+# deps installs what a fresh machine lacks: the libraries' build tools and
+# the ffmpeg CLI, Go modules, the RFC 8785 npm package the canonicalisation
+# cross-check runs under node, chromium (the report pages' browser tests);
+# then the pinned libraries.
+deps: $(CACHE)/deps.stamp libs
 
 $(CACHE)/deps.stamp: go.mod go.sum Makefile
 	@mkdir -p $(CACHE)
-	@if ! pkg-config --exists $(PKGCONFIG) 2>/dev/null || ! command -v ffmpeg >/dev/null || [ ! -x /usr/bin/time ]; then \
-		echo "installing FFmpeg development packages"; \
+	@if ! command -v ffmpeg >/dev/null || [ ! -x /usr/bin/time ] || ! dpkg-query -W -f='$${Status}\n' $(APT_PKGS) 2>/dev/null | awk '/ok installed/ { n++ } END { exit n != $(words $(APT_PKGS)) }'; then \
+		echo "installing the libraries' build tools and the ffmpeg CLI"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(APT_PKGS); \
 	fi
@@ -36,15 +51,26 @@ $(CACHE)/deps.stamp: go.mod go.sum Makefile
 	fi
 	@touch $@
 
+# libs builds the pinned libraries for this machine's architecture, or
+# finds them built (well under a second), and records their prefix.
+libs: $(CACHE)/deps.stamp
+	@bash release/libs.sh $(LIBS_ARCH) > $(CACHE)/libs-$(LIBS_ARCH).log || { tail -n 30 $(CACHE)/libs-$(LIBS_ARCH).log; exit 1; }
+	@tail -n 1 $(CACHE)/libs-$(LIBS_ARCH).log > $(LIBS)
+
+# env prints the environment a go command outside make needs:
+# eval "$$(make -s env)", then go build, go test as usual.
+env: libs
+	@echo "export PKG_CONFIG_PATH=$$(cat $(LIBS))/lib/pkgconfig CGO_CFLAGS='-O2 -g -I$$(cat $(LIBS))/include'"
+
 build: deps
-	$(GO) build -o $(BIN) ./cmd/ceres-export
+	$(WITH_LIBS) $(GO) build -o $(BIN) ./cmd/ceres-export
 
 vet: deps
-	$(GO) vet ./...
+	$(WITH_LIBS) $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 test: deps vet
-	CERES_NPM_DIR=$(abspath $(CACHE)/npm) $(GO) test -count=1 -timeout 40m ./...
+	$(WITH_LIBS) CERES_NPM_DIR=$(abspath $(CACHE)/npm) $(GO) test -count=1 -timeout 40m ./...
 
 # check: the fast lane, for every edit: gofmt, and vet and -short tests of
 # the pure packages, those that neither they nor their tests reach FFmpeg
@@ -56,6 +82,41 @@ check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	CGO_ENABLED=0 $(GO) vet $(PURE_PKGS)
 	CGO_ENABLED=0 $(GO) test -short -count=1 $(PURE_PKGS)
+
+# release writes what a release publishes into dist/: for each of
+# RELEASE_ARCHES the fully static binary, gzipped, its third-party notices
+# and its pip wheel, with SHA256SUMS (release/dist.sh, docs/release.md);
+# image adds each architecture's OCI image archive. release-check runs them
+# where users do: bare Debian 11 and 13 chroots (arm64 under qemu), the
+# wheel in a fresh venv, the image in podman, every output compared byte for
+# byte with the development build's (tests/release/run.sh). CI checks amd64;
+# run release-check before a change to the build lands.
+DIST           := dist
+RELEASE_ARCHES ?= amd64 arm64
+RELEASE_PKGS   := debootstrap qemu-user-static podman buildah runc zstd binutils \
+                  gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+
+release-deps: deps
+	@if ! dpkg-query -W -f='$${Status}\n' $(RELEASE_PKGS) 2>/dev/null | awk '/ok installed/ { n++ } END { exit n != $(words $(RELEASE_PKGS)) }'; then \
+		echo "installing the release's build and test tools"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(RELEASE_PKGS); \
+	fi
+
+release: release-deps
+	bash release/dist.sh --out $(DIST) $(RELEASE_ARCHES)
+
+image: release-deps
+	bash release/dist.sh --image --out $(DIST) $(RELEASE_ARCHES)
+
+release-check: image build
+	cd $(DIST) && sha256sum --strict -c SHA256SUMS
+	@set -e; for a in $(RELEASE_ARCHES); do \
+		bash tests/release/run.sh $(DIST)/ceres-export-linux-$$a $(BIN) --arch $$a \
+			--notices $(DIST)/THIRD_PARTY_NOTICES-linux-$$a --image $(DIST)/ceres-export-image-linux-$$a.tar \
+			--wheel "$$(ls $(DIST)/ceres_export-*-$$( [ $$a = amd64 ] && echo x86_64 || echo aarch64 )*.whl | head -n 1)"; \
+	done
+	CERES_EXPORT=$(DIST)/ceres-export-linux-$(LIBS_ARCH) bash tests/release/notices_test.sh
 
 # demo: the main job on the embedded default (the contract's example
 # specification): synthesise a session with two cameras, export it to a
@@ -109,7 +170,7 @@ BENCH_GOALS := ratio_vs_ffmpeg_cli>=1.0 ratio_cpu_vs_decode_plus_encode<=1.05 \
 BENCH     ?= .
 bench: deps
 	@rm -f $(CACHE)/bench.failed
-	{ $(GO) test -p 1 -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 90m ./... || touch $(CACHE)/bench.failed; } | tee $(CACHE)/bench.txt
+	{ $(WITH_LIBS) $(GO) test -p 1 -run '^$$' -bench '$(BENCH)' -benchtime 1x -timeout 90m ./... || touch $(CACHE)/bench.failed; } | tee $(CACHE)/bench.txt
 	@echo "== ratios"; grep -E 'ratio|fraction' $(CACHE)/bench.txt || true
 	@$(MAKE) --no-print-directory bench-goals || touch $(CACHE)/bench.failed
 	@if [ -f $(CACHE)/bench.failed ]; then echo "bench: a benchmark failed or missed its goal" >&2; exit 1; fi
@@ -134,8 +195,8 @@ FUZZTIME ?= 30s
 FUZZMINIMIZETIME ?= 2s
 fuzz: deps
 	@for pkg in $$($(GO) list ./...); do \
-		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-			echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg || exit 1; \
+		for t in $$($(WITH_LIBS) $(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "== $$pkg $$t"; $(WITH_LIBS) $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg || exit 1; \
 		done; \
 	done
 
@@ -143,4 +204,4 @@ conformance: build
 	bash tests/conformance/run.sh
 
 clean:
-	rm -rf bin $(CACHE)
+	rm -rf bin $(CACHE) $(DIST)
