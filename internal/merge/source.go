@@ -163,7 +163,9 @@ func (s *source) episode(e shard.Episode) (sourceEpisode, error) {
 		// from_timestamp must be a whole number of frames, and the
 		// episode length/fps long.
 		ff := math.Round(v.FromTimestamp * float64(s.fps))
-		if math.Abs(v.FromTimestamp*float64(s.fps)-ff) > 1e-6 || math.Abs((v.ToTimestamp-v.FromTimestamp)*float64(s.fps)-float64(e.Length)) > 1e-6 {
+		// float64(...) keeps each product rounded, so arm64 (which would
+		// fuse it into the subtraction) accepts exactly what amd64 accepts.
+		if math.Abs(float64(v.FromTimestamp*float64(s.fps))-ff) > 1e-6 || math.Abs(float64((v.ToTimestamp-v.FromTimestamp)*float64(s.fps))-float64(e.Length)) > 1e-6 {
 			return se, fmt.Errorf("%s: %s %v, %s %v: not frames [k, k+%d) of a %d fps grid", where,
 				layout.VideoColumn(key, layout.VideoFromTimestamp), v.FromTimestamp, layout.VideoColumn(key, layout.VideoToTimestamp), v.ToTimestamp, e.Length, s.fps)
 		}

@@ -181,7 +181,7 @@ func caseChart(tasks []CampaignTask) (template.HTML, error) {
 		b.Color = fill
 		b.LineStyle.Width = 0
 		grid := plotter.NewGrid()
-		grid.Vertical.Color = color.Transparent
+		grid.Vertical.Color = nil // no line; see newPlot
 		grid.Horizontal.Color = colGrid
 		p.Add(grid, b)
 		p.NominalX(cases...)
@@ -256,7 +256,7 @@ func attemptTimeline(tasks []CampaignTask) (template.HTML, error) {
 		}
 	}
 	grid := plotter.NewGrid()
-	grid.Horizontal.Color = color.Transparent
+	grid.Horizontal.Color = nil // no line; see newPlot
 	grid.Vertical.Color = colGrid
 	p.Add(grid, bars)
 	slices.Reverse(names)

@@ -59,7 +59,11 @@ const laneLabelPadding = vg.Length(10)
 // axes.
 func newPlot() *plot.Plot {
 	p := plot.New()
-	p.BackgroundColor = color.Transparent
+	// No background at all (nil), not color.Transparent: gonum's SVG
+	// backend divides by a colour's alpha, so a zero-alpha colour comes
+	// out as an invalid fill (#-8000000000000000...) on amd64 and black on
+	// arm64. The same holds for every transparent grid line and band.
+	p.BackgroundColor = nil
 	p.Title.TextStyle.Font = font.From(chartFont, 11)
 	p.Title.TextStyle.Color = colInk
 	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
@@ -154,7 +158,10 @@ func (s spans) Plot(c draw.Canvas, p *plot.Plot) {
 			}
 			x1 = x0 + max(w, x1-x0)
 		}
-		fills.add(&c, sp.fill, x0, x1, trY(sp.lane-sp.height/2), trY(sp.lane+sp.height/2))
+		// float64(...) keeps height/2 (a multiply by 0.5) rounded: arm64
+		// would fuse it into the add, and the page must be the same bytes
+		// on every architecture.
+		fills.add(&c, sp.fill, x0, x1, trY(sp.lane-float64(sp.height/2)), trY(sp.lane+float64(sp.height/2)))
 	}
 	fills.fill(&c)
 }
@@ -169,6 +176,9 @@ type rectFills struct {
 }
 
 func (f *rectFills) add(c *draw.Canvas, col color.Color, x0, x1, y0, y1 vg.Length) {
+	if invisible(col) {
+		return // see newPlot: the SVG backend cannot write a transparent fill
+	}
 	pts := c.ClipPolygonXY([]vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
 	if len(pts) < 3 {
 		return
@@ -189,6 +199,15 @@ func (f *rectFills) add(c *draw.Canvas, col color.Color, x0, x1, y0, y1 vg.Lengt
 	p.Close()
 }
 
+// invisible says col paints nothing: nil, or zero alpha.
+func invisible(col color.Color) bool {
+	if col == nil {
+		return true
+	}
+	_, _, _, a := col.RGBA()
+	return a == 0
+}
+
 func (f *rectFills) fill(c *draw.Canvas) {
 	for _, col := range f.order {
 		c.SetColor(col)
@@ -201,7 +220,7 @@ func (s spans) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmax, ymax = math.Inf(-1), math.Inf(-1)
 	for _, sp := range s {
 		xmin, xmax = math.Min(xmin, sp.x0), math.Max(xmax, sp.x1)
-		ymin, ymax = math.Min(ymin, sp.lane-sp.height/2), math.Max(ymax, sp.lane+sp.height/2)
+		ymin, ymax = math.Min(ymin, sp.lane-float64(sp.height/2)), math.Max(ymax, sp.lane+float64(sp.height/2))
 	}
 	return xmin, xmax, ymin, ymax
 }
@@ -327,7 +346,7 @@ func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
 		step = 1
 	}
 	var out []plot.Tick
-	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+	for v := math.Ceil(lo/step) * step; v <= hi+float64(step*1e-9); v += step {
 		if math.Abs(v) < step*1e-9 {
 			v = 0
 		}
@@ -336,7 +355,7 @@ func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
 			label = strconvG(v)
 		}
 		out = append(out, plot.Tick{Value: v, Label: label})
-		minor := v + step/2
+		minor := v + float64(step/2)
 		if minor < hi && !(t.integer && step == 1) {
 			out = append(out, plot.Tick{Value: minor})
 		}

@@ -213,7 +213,7 @@ func timeline(in timelineInput) (template.HTML, error) {
 	var cycles bands
 	cycles.label = draw.TextStyle{Color: colInk, Font: font.From(chartFont, 8), Handler: p.Title.TextStyle.Handler, YAlign: draw.YTop}
 	for i, cy := range cycleWindows(in.j.Events, in.clk.end) {
-		fill := color.Color(color.Transparent)
+		var fill color.Color // nil: rectFills skips it, see newPlot
 		if i%2 == 0 {
 			fill = colCycleBand
 		}
@@ -221,7 +221,7 @@ func timeline(in timelineInput) (template.HTML, error) {
 	}
 	p.Add(cycles)
 	grid := plotter.NewGrid()
-	grid.Horizontal.Color = color.Transparent
+	grid.Horizontal.Color = nil // no line; see newPlot
 	grid.Vertical.Color = colGrid
 	p.Add(grid)
 

@@ -227,7 +227,9 @@ func (w *DataWriter) rotateIfNeeded(frames int64) error {
 	if w.pw != nil {
 		size := w.pw.Size()
 		perFrame := float64(size) / float64(w.fileFrames)
-		if float64(size)+perFrame*float64(frames) < float64(w.limit) {
+		// float64(...) keeps the product rounded on every architecture
+		// (see aggregateStats), so arm64 rotates where amd64 does.
+		if float64(size)+float64(perFrame*float64(frames)) < float64(w.limit) {
 			return nil
 		}
 		if err := w.finishFile(); err != nil {

@@ -87,6 +87,12 @@ func cloneF(v []float64) []float64 { return append([]float64(nil), v...) }
 // the way LeRobot's aggregate_feature_stats combines [a, b]: min of mins,
 // max of maxes, count-weighted mean, pooled variance
 // sum((std_i^2 + (mean_i - mean)^2) * n_i) / N, counts summed, quantiles by q.
+//
+// Every float product in the statistics is wrapped in float64(...) before
+// it is added or subtracted: the Go spec lets arm64 fuse x*y + z into one
+// multiply-add (amd64 does not), which skips the product's rounding and
+// changes the last digit of meta/stats.json; an explicit conversion forces
+// that rounding, so every architecture writes the same bytes.
 func aggregateStats(a, b Stats, q QuantileAggregation) Stats {
 	n := len(a.Mean)
 	out := Stats{
@@ -97,9 +103,11 @@ func aggregateStats(a, b Stats, q QuantileAggregation) Stats {
 	for i := 0; i < n; i++ {
 		out.Min[i] = math.Min(a.Min[i], b.Min[i])
 		out.Max[i] = math.Max(a.Max[i], b.Max[i])
-		mean := (a.Mean[i]*na + b.Mean[i]*nb) / total
+		mean := (float64(a.Mean[i]*na) + float64(b.Mean[i]*nb)) / total
 		da, db := a.Mean[i]-mean, b.Mean[i]-mean
-		v := ((a.Std[i]*a.Std[i]+da*da)*na + (b.Std[i]*b.Std[i]+db*db)*nb) / total
+		sa := float64(a.Std[i]*a.Std[i]) + float64(da*da)
+		sb := float64(b.Std[i]*b.Std[i]) + float64(db*db)
+		v := (float64(sa*na) + float64(sb*nb)) / total
 		out.Mean[i] = mean
 		out.Std[i] = math.Sqrt(v)
 	}
@@ -113,7 +121,7 @@ func aggregateStats(a, b Stats, q QuantileAggregation) Stats {
 			case q == QuantileEnvelope:
 				out.Quantiles[j][i] = math.Max(x, y)
 			default:
-				out.Quantiles[j][i] = (x*na + y*nb) / total
+				out.Quantiles[j][i] = (float64(x*na) + float64(y*nb)) / total
 			}
 		}
 	}
@@ -197,7 +205,7 @@ func statsOf(dim func(d int, x []float64), rows, n int, s *statsScratch) Stats {
 		var ss float64
 		for _, x := range v {
 			dx := x - mean
-			ss += dx * dx
+			ss += float64(dx * dx)
 		}
 		st.Std[d] = math.Sqrt(ss / float64(rows))
 
@@ -208,7 +216,7 @@ func statsOf(dim func(d int, x []float64), rows, n int, s *statsScratch) Stats {
 			if i == bins {
 				return stop
 			}
-			return float64(i)*step + start
+			return float64(float64(i)*step) + start
 		}
 		hist, used := s.hist, s.used
 		inv := 1 / step
@@ -250,11 +258,11 @@ func histQuantiles(hist []float64, used []uint64, edge func(int) float64, count 
 			before := cum
 			cum += h
 			for j < len(quantileLevels) && cum >= quantileLevels[j]*count {
-				target := quantileLevels[j] * count
+				target := float64(quantileLevels[j] * count)
 				if i == 0 {
 					out[j][d] = edge(0)
 				} else {
-					out[j][d] = edge(i) + (target-before)/h*(edge(i+1)-edge(i))
+					out[j][d] = edge(i) + float64((target-before)/h*(edge(i+1)-edge(i)))
 				}
 				j++
 			}

@@ -286,7 +286,9 @@ func (c *checker) recomputeStats(f *feature, vals map[string][]float64) {
 		ss := 0.0
 		for r := 0; r < rows; r++ {
 			dx := data[r*w+d] - mean
-			ss += dx * dx
+			// float64(...) stops arm64 fusing the multiply-add, so the
+			// check recomputes exactly what export wrote on any machine.
+			ss += float64(dx * dx)
 		}
 		std := math.Sqrt(ss / float64(rows))
 		// LeRobot computes statistics from the values before they are

@@ -148,7 +148,10 @@ func (a *imageAccumulator) stats() (ImageStats, error) {
 			sumSq += k * int64(v) * int64(v)
 		}
 		mean := float64(sum) / float64(n)
-		variance := float64(sumSq)/float64(n) - mean*mean
+		// Each product here and in quantiles is wrapped in float64(...): arm64
+		// would fuse it into the next add, skipping its rounding, and
+		// videos.json must be the same bytes on every architecture.
+		variance := float64(sumSq)/float64(n) - float64(mean*mean)
 		s.Min[c] = float64(lo) / 255
 		s.Max[c] = float64(hi) / 255
 		s.Mean[c] = mean / 255
@@ -168,7 +171,7 @@ func (a *imageAccumulator) quantiles(c int, lo, hi float64, n int64, qs []float6
 		if i == quantileBins {
 			return last
 		}
-		return first + float64(i)*step
+		return first + float64(float64(i)*step)
 	}
 	var hist [quantileBins]int64
 	for v, k := range a.counts[c] {
@@ -191,7 +194,7 @@ func (a *imageAccumulator) quantiles(c int, lo, hi float64, n int64, qs []float6
 	}
 	out := make([]float64, len(qs))
 	for j, q := range qs {
-		target := q * float64(n)
+		target := float64(q * float64(n))
 		var cum int64
 		idx := quantileBins
 		var before int64
@@ -211,7 +214,7 @@ func (a *imageAccumulator) quantiles(c int, lo, hi float64, n int64, qs []float6
 			out[j] = edge(idx)
 		default:
 			frac := (target - float64(before)) / float64(hist[idx])
-			out[j] = edge(idx) + frac*(edge(idx+1)-edge(idx))
+			out[j] = edge(idx) + float64(frac*(edge(idx+1)-edge(idx)))
 		}
 	}
 	return out

@@ -67,7 +67,7 @@ func sensorGens(session journal.Session, seed uint64) []*sensorGen {
 					ts := float64(t) / float64(second)
 					b.fields[0] = putF32(b.fields[0], float32(n)) // accel.x reveals the sample
 					b.fields[0] = putF32(b.fields[0], float32(math.Sin(ts)))
-					b.fields[0] = putF32(b.fields[0], float32(9.81+0.1*math.Cos(3*ts)))
+					b.fields[0] = putF32(b.fields[0], float32(9.81+float64(0.1*math.Cos(3*ts))))
 					b.fields[1] = putF32(b.fields[1], float32(0.5*math.Sin(2*ts)))
 					b.fields[1] = putF32(b.fields[1], float32(0.5*math.Cos(2*ts)))
 					b.fields[1] = putF32(b.fields[1], float32(n%100)/100)

@@ -86,8 +86,8 @@ func newArmMotion(seed uint64) *armMotion {
 		m.centre[j] = centres[j]
 		for k := range m.waves[j] {
 			m.waves[j][k] = wave{
-				amp:   (0.15 + 0.25*next()) / float64(k+1),
-				omega: 2 * math.Pi * (0.08 + 0.25*next()) * float64(k+1),
+				amp:   (0.15 + float64(0.25*next())) / float64(k+1),
+				omega: 2 * math.Pi * (0.08 + float64(0.25*next())) * float64(k+1),
 				phase: 2 * math.Pi * next(),
 			}
 		}
@@ -102,7 +102,9 @@ func newArmMotion(seed uint64) *armMotion {
 func (m *armMotion) target(j int, t float64) float64 {
 	v := m.centre[j]
 	for _, w := range m.waves[j] {
-		v += w.amp * math.Sin(w.omega*t+w.phase)
+		// float64(...) stops arm64 fusing multiply-adds, so a seed makes
+		// the same session on every architecture.
+		v += float64(w.amp * math.Sin(float64(w.omega*t)+w.phase))
 	}
 	return v
 }
@@ -111,7 +113,7 @@ func (m *armMotion) position(j int, t float64) float64 {
 	v := m.centre[j]
 	for _, w := range m.waves[j] {
 		wt := w.omega * servoLag
-		v += w.amp / math.Sqrt(1+wt*wt) * math.Sin(w.omega*t+w.phase-math.Atan(wt))
+		v += float64(w.amp / math.Sqrt(1+float64(wt*wt)) * math.Sin(float64(w.omega*t)+w.phase-math.Atan(wt)))
 	}
 	return v
 }

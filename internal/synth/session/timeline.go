@@ -74,7 +74,7 @@ func buildTimeline(spec *taskspec.Spec, opts Options, rng *rand.Rand) timeline {
 					if task.Type == taskspec.TypeTimed {
 						length = dur(*task.DurationS)
 					} else {
-						length = dur(3 + 4*rng.Float64())
+						length = dur(3 + float64(4*rng.Float64()))
 						cause = "next"
 					}
 					retry := noRetry
