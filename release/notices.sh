@@ -21,10 +21,6 @@
 # module with no licence file in the module cache, a library of versions.txt
 # with no share/licenses/NAME or no libs.lock line, a licence this script
 # cannot name, an FFmpeg inside BINARY that is not GPL-2.0-or-later.
-#
-# Env: NOTICES_DEV_BINARY=1 accepts a binary that does not carry FFmpeg
-#      statically (a development build, for tests): without it such a binary
-#      is refused, since these notices would describe libraries it lacks.
 set -euo pipefail
 
 die() {
@@ -181,6 +177,15 @@ case $(od -An -tu2 -j18 -N2 "$binary" | tr -d ' ') in
 *) die "$binary: an ELF machine this script does not know (amd64 and arm64 are released)" ;;
 esac
 
+ffmpeg_licence=$({ grep -a -o 'libavcodec license: [A-Za-z0-9 .]*' "$binary" || true; } | sed -n '1s/^libavcodec license: //p')
+if [ -z "$ffmpeg_licence" ]; then
+	# Every build links the pinned FFmpeg statically: one without it is not
+	# a ceres-export these notices describe.
+	die "$binary: carries no FFmpeg (no \"libavcodec license:\" string): these notices describe a binary that links the pinned libraries"
+elif [ "$ffmpeg_licence" != "GPL version 2 or later" ]; then
+	die "$binary: its FFmpeg says its licence is \"$ffmpeg_licence\", not \"GPL version 2 or later\" (--enable-gpl without --enable-version3 or --enable-nonfree): the GPL-2.0-or-later statement would be wrong"
+fi
+
 go version -m "$binary" >"$tmp/buildinfo" 2>"$tmp/buildinfo.err" ||
 	die "$binary: go version -m cannot read its build information: $(cat "$tmp/buildinfo.err")"
 go_version=$(head -1 "$tmp/buildinfo" | awk '{print $2}')
@@ -191,14 +196,6 @@ awk -F'\t' '
 	$2 == "=>" { m = m " => " $3 " " $4 }
 	END { if (m != "") print m }' "$tmp/buildinfo" | sort >"$tmp/modules"
 [ -s "$tmp/modules" ] || die "$binary: go version -m lists no modules"
-
-ffmpeg_licence=$({ grep -a -o 'libavcodec license: [A-Za-z0-9 .]*' "$binary" || true; } | sed -n '1s/^libavcodec license: //p')
-if [ -z "$ffmpeg_licence" ]; then
-	[ "${NOTICES_DEV_BINARY:-}" = 1 ] ||
-		die "$binary: carries no FFmpeg (no \"libavcodec license:\" string): these notices are for the static release binary (NOTICES_DEV_BINARY=1 accepts a development build)"
-elif [ "$ffmpeg_licence" != "GPL version 2 or later" ]; then
-	die "$binary: its FFmpeg says its licence is \"$ffmpeg_licence\", not \"GPL version 2 or later\" (--enable-gpl without --enable-version3 or --enable-nonfree): the GPL-2.0-or-later statement would be wrong"
-fi
 
 # --- Go modules ------------------------------------------------------------
 
