@@ -115,9 +115,9 @@ release-check: image build
 	cd $(DIST) && sha256sum --strict -c SHA256SUMS
 	GOARCH=arm64 CGO_ENABLED=0 $(GO) test -count=1 -exec qemu-aarch64-static -run TestStatsSameBitsOnEveryArch ./internal/shard
 	@set -e; for a in $(RELEASE_ARCHES); do \
-		bash tests/release/run.sh $(DIST)/ceres-export-linux-$$a $(BIN) --arch $$a \
-			--notices $(DIST)/THIRD_PARTY_NOTICES-linux-$$a --image $(DIST)/ceres-export-image-linux-$$a.tar \
-			--wheel "$$(ls $(DIST)/ceres_export-*-$$( [ $$a = amd64 ] && echo x86_64 || echo aarch64 )*.whl | head -n 1)"; \
+		wheel=$$(ls $(DIST)/ceres_export-*_$$( [ $$a = amd64 ] && echo x86_64 || echo aarch64 ).whl); \
+		bash tests/release/run.sh $(DIST)/ceres-export-linux-$$a $(BIN) --arch $$a --wheel "$$wheel" \
+			--notices $(DIST)/THIRD_PARTY_NOTICES-linux-$$a --image $(DIST)/ceres-export-image-linux-$$a.tar; \
 	done
 	CERES_EXPORT=$(DIST)/ceres-export-linux-$(LIBS_ARCH) bash tests/release/notices_test.sh
 
