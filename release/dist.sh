@@ -63,8 +63,7 @@ for arch in "${arches[@]}"; do
 	prefix=$(bash "$here/libs.sh" "$arch" | tail -n 1)
 	notices=$out/THIRD_PARTY_NOTICES-linux-$arch
 	bash "$here/notices.sh" "$bin" "$prefix" "$notices"
-	version=$(run "$arch" "$bin" version --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["version"])')
-	linkage=$(run "$arch" "$bin" version --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["linkage"])')
+	read -r version linkage < <(run "$arch" "$bin" version --json | python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["version"], r["linkage"])')
 	[ "$linkage" = static ] || die "$bin says its linkage is '$linkage', not static"
 	python3 "$here/wheel.py" "$bin" "$version" "$arch" "$out" --notices "$notices" >&2
 	if $image; then
