@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
+	"github.com/ceres-robotics/ceres-export/internal/suggest"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
@@ -154,7 +155,7 @@ func suggestFlag(c *cobra.Command, err error) error {
 		if f.Hidden {
 			return
 		}
-		if editDistance(typed, f.Name) <= 2 || (len(typed) >= 3 && strings.HasPrefix(f.Name, typed)) {
+		if suggest.Distance(typed, f.Name) <= 2 || (len(typed) >= 3 && strings.HasPrefix(f.Name, typed)) {
 			near = append(near, "--"+f.Name)
 		}
 	}
@@ -165,26 +166,4 @@ func suggestFlag(c *cobra.Command, err error) error {
 	}
 	slices.Sort(near)
 	return fmt.Errorf("%w\n\nDid you mean this?\n\t%s", err, strings.Join(slices.Compact(near), "\n\t"))
-}
-
-// editDistance is the Levenshtein distance of a and b (bytes; flag names
-// are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ceres-robotics/ceres-export/internal/suggest"
 )
 
 // Licenses are the licence identifiers the Hugging Face Hub accepts as a
@@ -71,31 +73,9 @@ func nearestLicense(id string) string {
 	}
 	best, bestD := candidates[0], -1
 	for _, l := range candidates {
-		if d := editDistance(id, l); bestD < 0 || d <= bestD {
+		if d := suggest.Distance(id, l); bestD < 0 || d <= bestD {
 			best, bestD = l, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes (the
-// ids are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

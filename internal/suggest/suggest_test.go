@@ -1,0 +1,26 @@
+package suggest
+
+import "testing"
+
+func TestDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0},
+		{"", "mit", 3},
+		{"mit", "", 3},
+		{"mit", "mit", 0},
+		{"cc-by-4", "cc-by-4.0", 2},
+		{"--vcodce", "--vcodec", 2},
+		{"kitten", "sitting", 3},
+		{"apache-2.0", "apache-2.1", 1},
+	} {
+		if got := Distance(c.a, c.b); got != c.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+		if got := Distance(c.b, c.a); got != c.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d (symmetric)", c.b, c.a, got, c.want)
+		}
+	}
+}
