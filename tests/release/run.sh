@@ -330,15 +330,15 @@ ensure_chroot() {
 	tmp=$(mktemp -d "$work/debootstrap-$suite.XXXXXX")
 	# In its own mount namespace: the /proc and /sys debootstrap mounts in
 	# the new root go with it, even when it fails half-way.
-	if ! unshare --mount --propagation private -- debootstrap --variant=minbase --include=python3,python3-venv --arch="$host_arch" "$suite" "$tmp/root" "$mirror" \
+	if ! unshare --mount --propagation private -- debootstrap --variant=minbase --include=python3,python3-venv --arch="$host_arch" "$suite" "$tmp/rootfs" "$mirror" \
 		>"$work/logs/debootstrap-$suite.log" 2>&1; then
 		echo "$prog: debootstrap $suite from $mirror failed (log $work/logs/debootstrap-$suite.log)" >&2
 		tail -n 5 "$work/logs/debootstrap-$suite.log" >&2
 		exec 9>&-
 		return 1
 	fi
-	rm -rf "$tmp/root/var/cache/apt/archives/"*.deb "$tmp/root/var/lib/apt/lists/"*_Packages
-	tar --numeric-owner -C "$tmp/root" -cf - . | zstd -q -T2 -9 -o "$tarball.tmp"
+	rm -rf "$tmp/rootfs/var/cache/apt/archives/"*.deb "$tmp/rootfs/var/lib/apt/lists/"*_Packages
+	tar --numeric-owner -C "$tmp/rootfs" -cf - . | zstd -q -T2 -9 -o "$tarball.tmp"
 	mv "$tarball.tmp" "$tarball"
 	rm -rf "$tmp"
 	exec 9>&-
