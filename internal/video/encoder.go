@@ -182,8 +182,9 @@ func (o EncoderOptions) canonicalCodec() string {
 }
 
 // codecOptions builds the avcodec_open2 dictionary the way LeRobot's
-// get_codec_options does, plus bf=0 for x264 (no B-frames: LeRobot needs
-// pts = dts so that no composition offsets shift frame times) and
+// get_codec_options does, plus bf=0 and cpu-independent=1 for x264 (no
+// B-frames: LeRobot needs pts = dts so that no composition offsets shift
+// frame times; the same bytes on every CPU) and
 // hierarchical-levels=4 in SVT-AV1's svtav1-params.
 func (o EncoderOptions) codecOptions() map[string]string {
 	m := map[string]string{
@@ -211,12 +212,25 @@ func (o EncoderOptions) codecOptions() map[string]string {
 		if o.FastDecode > 0 {
 			m["tune"] = "fastdecode"
 		}
+		m["x264-params"] = x264CPUIndependent
 	}
 	for k, v := range o.ExtraOptions {
+		if k == "x264-params" && o.Codec == EncoderX264 {
+			// x264 reads its params in order: the user's come after
+			// ours, so that they may still override ours.
+			v = x264CPUIndependent + ":" + v
+		}
 		m[k] = v
 	}
 	return m
 }
+
+// x264CPUIndependent makes x264 decide the same on every CPU: without it
+// x264 picks intra-mode search routines by the CPU it runs on (amd64's
+// SSSE3 and later), whose tie-breaks differ from its C code, which arm64's
+// build matches; the same session then gave other H.264 bytes on each
+// release binary. What it turns off costs no measurable time.
+const x264CPUIndependent = "cpu-independent=1"
 
 // presetValue is the preset as LeRobot stores it: an int for SVT-AV1 when
 // numeric, a string otherwise.

@@ -118,7 +118,9 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		// to 192x128, not at 256x256) libx264's macroblock-tree lookahead
 		// reads heap bytes it never wrote, so the file changed with
 		// MALLOC_PERTURB_ and with what the process had freed before.
-		spec.options = map[string]string{"preset": "veryfast", "bf": "2", "g": "30", "crf": "23", "x264-params": "mbtree=0"}
+		// cpu-independent: the same file on every CPU, as exports are
+		// (x264CPUIndependent).
+		spec.options = map[string]string{"preset": "veryfast", "bf": "2", "g": "30", "crf": "23", "x264-params": "mbtree=0:" + x264CPUIndependent}
 		spec.muxOptions = map[string]string{"movflags": "frag_keyframe+empty_moov+default_base_moof"}
 		if opts.Indexed {
 			spec.muxOptions = nil
