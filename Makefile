@@ -120,6 +120,7 @@ release-check: image build
 			--notices $(DIST)/THIRD_PARTY_NOTICES-linux-$$a --image $(DIST)/ceres-export-image-linux-$$a.tar; \
 	done
 	CERES_EXPORT=$(DIST)/ceres-export-linux-$(LIBS_ARCH) bash tests/release/notices_test.sh
+	bash tests/release/source_test.sh $(DIST)/ceres-export-*-source.tar.gz $(BIN)
 
 # demo: the main job on the embedded default (the contract's example
 # specification): synthesise a session with two cameras, export it to a

@@ -8,6 +8,9 @@
 #                                     text and its source (notices.sh)
 #   ceres_export-VERSION-…ARCH….whl   the pip wheel holding it (wheel.py)
 #   ceres-export-image-linux-ARCH.tar the OCI image, with --image (image.sh)
+#   ceres-export-VERSION-source.tar.gz the corresponding source of the
+#                                     binaries, which the GPL asks for
+#                                     (source.sh)
 #   SHA256SUMS                        over every file above
 #
 # Usage: bash release/dist.sh [--image] [--out OUT_DIR] ARCH...
@@ -71,6 +74,8 @@ for arch in "${arches[@]}"; do
 	fi
 	echo "release/dist.sh: linux-$arch $version in $((SECONDS - start)) s" >&2
 done
+
+bash "$here/source.sh" "$out" "$version" "${arches[@]}" >/dev/null
 
 # One SHA256SUMS over everything (build.sh's covers only the binaries).
 (

@@ -294,9 +294,12 @@ x264's licence files.
 The source code of ceres-export itself is licensed under the Apache License,
 Version 2.0 (Apache-2.0); its text is below.
 
-Corresponding source: each C library below is built from a pinned Debian
-source package, which apt-get source NAME=VERSION fetches from the Debian
-archive:
+Corresponding source: ceres-export-${main_version:-VERSION}-source.tar.gz, published
+beside this binary, holds the complete source it is built from (the
+repository, every Go module, and the Debian source packages below, with
+the instructions to rebuild). Each C library below is built from a pinned
+Debian source package, which apt-get source NAME=VERSION also fetches from
+the Debian archive:
 
 $({ cat "$tmp/c-sources"; printf 'glibc\tDebian source package %s (the %s package %s)\n' "$glibc_src" "$glibc_pkg" "$glibc_pkgver"; } | align)
 
