@@ -105,46 +105,6 @@ func TestExportLevelsPerSourceColour(t *testing.T) {
 	}
 }
 
-// levelFit returns the least-squares gain of got against want around
-// their means (the contrast: 255/219 = 1.164 when full-range levels pass
-// as limited) and the mean difference got − want.
-func levelFit(got, want []float64) (gain, offset float64) {
-	var sg, sw float64
-	for i := range got {
-		sg += got[i]
-		sw += want[i]
-	}
-	n := float64(len(got))
-	mg, mw := sg/n, sw/n
-	var cov, vw float64
-	for i := range got {
-		dw := want[i] - mw
-		cov += (got[i] - mg) * dw
-		vw += dw * dw
-	}
-	if vw == 0 {
-		return 1, mg - mw
-	}
-	return cov / vw, mg - mw
-}
-
-// blockMeans returns the means of a w×h plane's b×b blocks.
-func blockMeans(p []byte, w, h, b int) []float64 {
-	var out []float64
-	for by := 0; by+b <= h; by += b {
-		for bx := 0; bx+b <= w; bx += b {
-			var s int
-			for y := by; y < by+b; y++ {
-				for _, v := range p[y*w+bx : y*w+bx+b] {
-					s += int(v)
-				}
-			}
-			out = append(out, float64(s)/float64(b*b))
-		}
-	}
-	return out
-}
-
 func meanAbsDiff(a, b []byte) float64 {
 	var s float64
 	for i := range a {

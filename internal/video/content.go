@@ -2,6 +2,7 @@ package video
 
 import (
 	"fmt"
+	"math"
 )
 
 // Planes is a picture in the exporter's output colour (yuv420p, limited
@@ -65,4 +66,90 @@ func (c *Converter) Planes(f DecodedFrame, w, h int) (Planes, error) {
 func (c *Converter) Close() {
 	c.s.free()
 	c.s = nil
+}
+
+// PrintSize is the size at which verify compares an exported frame with
+// source frames: the output size w×h scaled down by a whole factor to at
+// most 160 pixels wide (even). Scaling averages away most of the coding
+// noise and keeps the structure that tells neighbouring frames apart.
+func PrintSize(w, h int) (int, int) {
+	s := max(1, (w+159)/160)
+	return max(2, w/s&^1), max(2, h/s&^1)
+}
+
+// LumaPSNR is the peak signal-to-noise ratio of a's luma against b's, in
+// dB (100 for identical pictures); a and b are the same size.
+func LumaPSNR(a, b Planes) float64 {
+	var se float64
+	for i := range a.Y {
+		d := float64(a.Y[i]) - float64(b.Y[i])
+		se += d * d
+	}
+	if se == 0 {
+		return 100
+	}
+	return min(100, 10*math.Log10(255*255*float64(len(a.Y))/se))
+}
+
+// Levels compares got's luma levels with want's on their 8×8 block means
+// (which coding keeps, while it smooths what lies within a block): gain is
+// the least-squares contrast of got against want (1.164 when full-range
+// levels pass as limited range, 0.859 the other way), offset the mean
+// difference got − want in levels; du and dv are the chroma planes' mean
+// differences (a colour cast).
+func Levels(got, want Planes) (gain, offset, du, dv float64) {
+	g, w := blockMeans(got.Y, got.W, got.H, 8), blockMeans(want.Y, want.W, want.H, 8)
+	gain, offset = levelFit(g, w)
+	return gain, offset, mean(got.U) - mean(want.U), mean(got.V) - mean(want.V)
+}
+
+func mean(p []byte) float64 {
+	var s int
+	for _, v := range p {
+		s += int(v)
+	}
+	return float64(s) / float64(max(1, len(p)))
+}
+
+// levelFit returns the least-squares gain of got against want around
+// their means and the mean difference got − want.
+func levelFit(got, want []float64) (gain, offset float64) {
+	var sg, sw float64
+	for i := range got {
+		sg += got[i]
+		sw += want[i]
+	}
+	n := float64(max(1, len(got)))
+	mg, mw := sg/n, sw/n
+	var cov, vw float64
+	for i := range got {
+		dw := want[i] - mw
+		cov += (got[i] - mg) * dw
+		vw += dw * dw
+	}
+	if vw == 0 {
+		return 1, mg - mw
+	}
+	return cov / vw, mg - mw
+}
+
+// blockMeans returns the means of a w×h plane's b×b blocks (the whole
+// plane as one block when it is smaller).
+func blockMeans(p []byte, w, h, b int) []float64 {
+	if w < b || h < b {
+		return []float64{mean(p)}
+	}
+	var out []float64
+	for by := 0; by+b <= h; by += b {
+		for bx := 0; bx+b <= w; bx += b {
+			var s int
+			for y := by; y < by+b; y++ {
+				for _, v := range p[y*w+bx : y*w+bx+b] {
+					s += int(v)
+				}
+			}
+			out = append(out, float64(s)/float64(b*b))
+		}
+	}
+	return out
 }
