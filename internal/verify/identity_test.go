@@ -2,12 +2,15 @@ package verify
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/video"
+	"github.com/ceres-robotics/ceres-export/journal"
 )
 
 // Frame identity is proven by content on cameras without a code band: an
@@ -79,4 +82,67 @@ func TestVerifyFrameIdentityByContent(t *testing.T) {
 			t.Logf("%d %s findings, first: %s", n, tc.want, res.Findings[0])
 		})
 	}
+}
+
+// The level check: an export whose contrast is stretched as full-range
+// levels passed as limited range (made from a copy of the camera that
+// misstates its range) is NOT SOUND against the session whose camera
+// states it, with one journal.video-levels finding for the file.
+func TestVerifyCatchesStretchedLevels(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	session := filepath.Join(dir, "session")
+	if _, err := synth.Write(ctx, session, synth.Options{Seed: 7, TimeScale: 0.1, Cameras: 1, Width: 128, Height: 96, NoRetries: true,
+		CameraScene: "natural", CameraCodec: "vp9", CameraFullRange: true}); err != nil {
+		t.Fatal(err)
+	}
+	shard := filepath.Join(dir, "shard")
+	if _, err := export.Export(ctx, session, shard, export.Options{Video: export.VideoOptions{Codec: "h264"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The same camera, its stream saying limited range.
+	j, err := journal.Open(ctx, session, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sources []video.Source
+	for _, m := range j.Media {
+		src := filepath.Join(session, filepath.FromSlash(m.Path))
+		var pts []int64
+		if err := video.DecodeEach(ctx, src, func(f video.DecodedFrame) error {
+			pts = append(pts, f.PTS*1_000_000) // WebM: milliseconds
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		mislabelled := filepath.Join(dir, filepath.Base(m.Path))
+		if _, err := video.WriteSynthetic(ctx, mislabelled, video.SynthOptions{Codec: video.SynthVP9, Width: 128, Height: 96, PTS: pts,
+			Scene: video.SceneNatural, FullRange: true, MislabelRange: true}); err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, video.Source{Path: mislabelled, StartT: m.StartT})
+	}
+	out := filepath.Join(dir, "out.mp4")
+	if _, err := video.ExportCamera(ctx, sources, frameTimes(shardWindows(t, shard), 30, nil), video.ExportOptions{
+		FPS: 30, Encoder: video.EncoderOptions{Codec: video.EncoderX264}, FilePath: func(int, int) string { return out },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(out, filepath.Join(shard, videoFile0)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Shard(ctx, shard, Options{Journal: session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var levels []Finding
+	for _, f := range res.Findings {
+		if f.Code == "journal.video-levels" {
+			levels = append(levels, f)
+		}
+	}
+	if res.Sound || len(levels) != 1 || !strings.Contains(levels[0].Message, "1.1") {
+		t.Fatalf("sound=%v, want one journal.video-levels finding of a gain about 1.16; findings:\n%s", res.Sound, findingLines(res))
+	}
+	t.Log(levels[0])
 }

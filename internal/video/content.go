@@ -91,16 +91,52 @@ func LumaPSNR(a, b Planes) float64 {
 	return min(100, 10*math.Log10(255*255*float64(len(a.Y))/se))
 }
 
-// Levels compares got's luma levels with want's on their 8×8 block means
-// (which coding keeps, while it smooths what lies within a block): gain is
-// the least-squares contrast of got against want (1.164 when full-range
-// levels pass as limited range, 0.859 the other way), offset the mean
-// difference got − want in levels; du and dv are the chroma planes' mean
-// differences (a colour cast).
-func Levels(got, want Planes) (gain, offset, du, dv float64) {
+// LevelSums compares exported frames' levels with their source frames',
+// pooled over many frames: a range or colour error is the whole camera's,
+// while one frame's contrast moves with its coding. The zero value is
+// ready.
+type LevelSums struct {
+	n, sg, sw, sww, swg float64
+	su, sv              float64
+	frames              int
+}
+
+// Add adds one exported frame (got) and the source frame it shows (want),
+// of the same size: their luma 8×8 block means (which coding keeps, while
+// it smooths what lies within a block) and chroma means.
+func (s *LevelSums) Add(got, want Planes) {
 	g, w := blockMeans(got.Y, got.W, got.H, 8), blockMeans(want.Y, want.W, want.H, 8)
-	gain, offset = levelFit(g, w)
-	return gain, offset, mean(got.U) - mean(want.U), mean(got.V) - mean(want.V)
+	for i := range g {
+		s.n++
+		s.sg += g[i]
+		s.sw += w[i]
+		s.sww += w[i] * w[i]
+		s.swg += w[i] * g[i]
+	}
+	s.su += mean(got.U) - mean(want.U)
+	s.sv += mean(got.V) - mean(want.V)
+	s.frames++
+}
+
+// Frames is how many frame pairs were added.
+func (s *LevelSums) Frames() int { return s.frames }
+
+// Levels returns the least-squares contrast (gain) of the exported luma
+// against the source's (1.164 when full-range levels pass as limited
+// range, 0.859 the other way), the mean luma difference exported − source
+// in levels, and the chroma planes' mean differences (a colour cast).
+func (s *LevelSums) Levels() (gain, offset, du, dv float64) {
+	if s.frames == 0 {
+		return 1, 0, 0, 0
+	}
+	mg, mw := s.sg/s.n, s.sw/s.n
+	cov, vw := s.swg/s.n-mw*mg, s.sww/s.n-mw*mw
+	gain = 1
+	if vw > 0 {
+		gain = cov / vw
+	}
+	f := float64(s.frames)
+	return gain, mg - mw, s.su / f, s.sv / f
 }
 
 func mean(p []byte) float64 {

@@ -77,6 +77,11 @@ type SynthOptions struct {
 	// does); the picture is the same as the limited-range file's
 	// (DrawSynthetic).
 	FullRange bool
+	// MislabelRange, with FullRange, writes the full-range levels but
+	// states limited range and no matrix: a camera whose stream misstates
+	// its range, so that an export of it carries the stretched contrast
+	// (for the tests of verify's level check).
+	MislabelRange bool
 	// Indexed writes the file as a seekable muxer finishes it, with its
 	// index at the end: WebM with Cues and Duration, MP4 with its moov
 	// after the media data (faststart off), instead of a live WebM or a
@@ -173,7 +178,7 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 	default:
 		return SynthResult{}, fmt.Errorf("video: synthetic %s: unknown codec %q", path, opts.Codec)
 	}
-	if opts.FullRange {
+	if opts.FullRange && !opts.MislabelRange {
 		maps.Copy(spec.options, map[string]string{
 			"color_range":     strconv.Itoa(int(astiav.ColorRangeJpeg)),
 			"colorspace":      strconv.Itoa(int(astiav.ColorSpaceBt709)),
@@ -212,8 +217,10 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		DrawSynthetic(f, opts.Scene, i, opts.FirstCode+uint32(i))
 		if opts.FullRange {
 			toFullRange(f)
-			f.SetColorRange(astiav.ColorRangeJpeg)
-			f.SetColorSpace(astiav.ColorSpaceBt709)
+			if !opts.MislabelRange {
+				f.SetColorRange(astiav.ColorRangeJpeg)
+				f.SetColorSpace(astiav.ColorSpaceBt709)
+			}
 		}
 		f.SetPts(pts)
 		err := out.send(f)
