@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,14 +16,15 @@ import (
 
 // synthOptions are the flags of `ceres-export synth`.
 type synthOptions struct {
-	out      string
-	specFile string
-	codec    string
-	motion   string
-	faults   []string
-	live     bool
-	speed    float64
-	json     bool
+	out              string
+	specFile         string
+	codec            string
+	motion           string
+	faults           []string
+	live             bool
+	speed            float64
+	json             bool
+	cameraStartError time.Duration
 	synth.Options
 }
 
@@ -50,7 +52,10 @@ sensor values the index of their sample. Deterministic for a given seed.` +
 	f.IntVar(&opts.Cycles, "cycles", 0, "override the specification's cycleCount")
 	f.Float64Var(&opts.TimeScale, "time-scale", 1, "multiply every duration of the specification")
 	f.IntVar(&opts.Cameras, "cameras", 1, "number of cameras")
-	f.StringVar(&opts.codec, "camera-codec", "vp8", "camera files: vp8 or vp9 (WebM), h264 (MP4 with B-frames)")
+	f.StringVar(&opts.codec, "camera-codec", "vp8", "camera files: vp8, vp9 or av1 (WebM), h264 (MP4 with B-frames)")
+	f.StringVar(&opts.CameraScene, "camera-scene", "bands", "what the cameras show: bands (a code band with each frame's number), natural (a camera-like view, no code band) or still (natural, not moving)")
+	f.BoolVar(&opts.CameraFullRange, "camera-full-range", false, "record full-range levels tagged pc and BT.709, as Chromium records VP9 and AV1")
+	f.DurationVar(&opts.cameraStartError, "camera-start-error", 0, "state each camera file's start this much later in the journal than its frames were taken (a wrong session, for testing verify)")
 	f.BoolVar(&opts.IndexedCameras, "indexed-cameras", false, "write camera files with their index at the end (WebM Cues, MP4 moov after the media)")
 	f.IntVar(&opts.Width, "width", 320, "camera width")
 	f.IntVar(&opts.Height, "height", 240, "camera height")
@@ -74,11 +79,17 @@ func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
 		return withCode(exitstatus.UsageError, err)
 	}
 	switch opts.codec {
-	case "vp8", "vp9", "h264":
+	case "vp8", "vp9", "av1", "h264":
 		opts.CameraCodec = session.Codec(opts.codec)
 	default:
-		return withCode(exitstatus.UsageError, fmt.Errorf("--camera-codec %q: want vp8, vp9 or h264", opts.codec))
+		return withCode(exitstatus.UsageError, fmt.Errorf("--camera-codec %q: want vp8, vp9, av1 or h264", opts.codec))
 	}
+	switch opts.CameraScene {
+	case "bands", "natural", "still":
+	default:
+		return withCode(exitstatus.UsageError, fmt.Errorf("--camera-scene %q: want bands, natural or still", opts.CameraScene))
+	}
+	opts.CameraStartError = opts.cameraStartError.Nanoseconds()
 	for _, f := range opts.faults {
 		switch strings.TrimSpace(f) {
 		case "crash":

@@ -22,10 +22,11 @@ var verifyExitStatus = exitstatus.Help("the shard is sound (warnings and notes d
 
 // VerifyOptions are the flags of `ceres-export verify`.
 type VerifyOptions struct {
-	Shard   string
-	Journal string // --journal SESSION_DIR
-	JSON    bool   // one JSON document on stdout
-	Quick   bool   // skip decoding videos and per-episode stats, recomputing stats
+	Shard     string
+	Journal   string // --journal SESSION_DIR
+	JSON      bool   // one JSON document on stdout
+	Quick     bool   // skip decoding videos and per-episode stats, recomputing stats
+	AllFrames bool   // --all-frames: compare every frame's content with the session
 	// Privacy is --privacy; Salt and TaskSpecs go with it.
 	Privacy   string
 	Salt      string
@@ -37,6 +38,7 @@ func (o *VerifyOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Journal, "journal", "", "also check the shard against the session it was exported from")
 	f.BoolVar(&o.JSON, "json", false, "print one machine-readable JSON document on stdout")
+	f.BoolVar(&o.AllFrames, "all-frames", false, "with --journal, compare every exported frame's content with the session's camera frames (default: frames 0, 30, 60, … and the last of each episode)")
 	f.BoolVar(&o.Quick, "quick", false, "skip the video checks, the recomputation of statistics and the decoding of meta/episodes' per-episode statistics")
 	f.StringVar(&o.Privacy, "privacy", "full", "metadata-only: also prove that nothing private remains (with --journal, every private string of the session is looked for in every byte)")
 	f.StringVar(&o.Salt, "salt", "", "the salt a metadata-only dataset was made with (checks its salted session ids against --journal)")
@@ -67,7 +69,12 @@ description, instructions) in any byte of any file or decoded Parquet value.
 
 With --journal SESSION_DIR the shard is also compared with what an export of
 that session must produce: the accepted attempts and their windows, the held
-sensor values row by row and, for synthetic sessions, the video frames.
+sensor values row by row and the video frames: each exported frame must look
+more like the camera frame nearest to its time than like that frame's
+neighbours (luma PSNR; neighbours too alike to tell apart are a tie), and be
+within a fidelity bound of it (PSNR, contrast and mean levels), on frames 0,
+30, 60, … and the last of each episode (--all-frames: every frame); a
+synthetic session's code band also proves every frame.
 
 Each finding prints as one line on stdout: the file, the episode, row or
 frame, the severity, a stable code (e.g. data.index-gap) and the message;
@@ -96,7 +103,7 @@ type verifyDocument struct {
 
 // runVerify verifies one shard and prints the findings.
 func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
-	vo := verify.Options{Journal: opts.Journal, Quick: opts.Quick, Salt: opts.Salt}
+	vo := verify.Options{Journal: opts.Journal, Quick: opts.Quick, AllFrames: opts.AllFrames, Salt: opts.Salt}
 	mode, err := privacy.ParseMode(opts.Privacy)
 	if err != nil {
 		return withCode(exitstatus.UsageError, err)

@@ -64,6 +64,8 @@ func writeCameras(ctx context.Context, dir string, cams []session.CameraFile, op
 			PTS:        cf.PTS,
 			FirstCode:  cf.FirstCode,
 			NominalFPS: opts.NominalFPS(),
+			Scene:      video.SynthScene(opts.CameraScene),
+			FullRange:  opts.CameraFullRange,
 		}
 		r, err := video.WriteSynthetic(ctx, path, so)
 		if err != nil {

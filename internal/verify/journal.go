@@ -373,8 +373,10 @@ type sourceFrame struct {
 	code int64    // -1 when the code band is unreadable
 }
 
-// compareVideo checks, for a synthetic session, that frame k of every
-// episode shows the source frame nearest to T_k (the earlier on a tie).
+// compareVideo checks that frame k of every episode shows the source frame
+// nearest to T_k (the earlier on a tie): by content for the sampled frames
+// (identityMatcher), whatever the camera shows, and by code band for every
+// frame of a synthetic session's cameras.
 func (c *checker) compareVideo(j *journal.Journal, episodes []expectedEpisode) error {
 	if c.videos == nil {
 		if len(c.info.videoFeatures()) > 0 {
@@ -397,6 +399,30 @@ func (c *checker) compareVideo(j *journal.Journal, episodes []expectedEpisode) e
 			c.errorf("journal.video-feature", infoPath, loc{}, "video feature %s comes from no camera the profile keeps in the session", v.Name)
 			continue
 		}
+		// The exported frames compared by content, and the size of their
+		// prints (every file of a feature has the output size).
+		var samples []*identitySample
+		pw, ph := 0, 0
+		for i, er := range c.journalRows {
+			ref := er.Videos[v.Name]
+			rel := videoPath(v.Name, ref.Chunk, ref.File)
+			vf := c.videos[rel]
+			pe := episodes[i]
+			if vf == nil || pe.length != er.Length {
+				continue
+			}
+			first := int64(math.Round(ref.From * float64(c.info.FPS)))
+			for k, t := range pe.times {
+				pr, ok := vf.Prints[first+int64(k)]
+				if !ok {
+					continue
+				}
+				pw, ph = pr.W, pr.H
+				samples = append(samples, &identitySample{t: big.NewRat(t, 1), episode: er.EpisodeIndex, k: int64(k), frame: first + int64(k), rel: rel, print: pr, e: -1})
+			}
+		}
+		match := newIdentityMatcher(c, samples)
+		var conv video.Converter
 		var frames []sourceFrame
 		for _, m := range j.Media {
 			if m.Stream != stream {
@@ -413,21 +439,32 @@ func (c *checker) compareVideo(j *journal.Journal, episodes []expectedEpisode) e
 					code = int64(x)
 				}
 				frames = append(frames, sourceFrame{t: t, code: code})
+				if len(samples) > 0 {
+					pr, err := conv.Planes(f, pw, ph)
+					if err != nil {
+						return err
+					}
+					match.add(t, pr)
+				}
 				return nil
 			})
 			if err != nil && c.ctx.Err() != nil {
+				conv.Close()
 				return c.ctx.Err()
 			}
 			if err != nil {
 				c.notef("journal.media", "session:"+m.Path, loc{}, "decoding stopped: %v (frames before it are used)", err)
 			}
 		}
+		conv.Close()
+		match.finish()
 		if len(frames) == 0 {
 			c.notef("journal.not-compared", "", loc{}, "video feature %s: no decodable camera file of stream %q in the session", v.Name, stream)
 			continue
 		}
 		if frames[0].code < 0 {
-			c.notef("journal.not-compared", "", loc{}, "video feature %s: the camera frames carry no code band (not a synthetic session); frames not compared", v.Name)
+			// No code band (a real camera): the content comparison above
+			// is the identity check.
 			continue
 		}
 		for i, er := range c.journalRows {

@@ -101,6 +101,9 @@ type Options struct {
 	// recomputes a shard's from its rows and decodes a foreign or merged
 	// source's itself).
 	Quick bool
+	// AllFrames, with Journal, compares every exported frame's content
+	// with the source frames; by default a sample is (identityStride).
+	AllFrames bool
 	// Privacy privacy.MetadataOnly also proves that the dataset holds
 	// nothing private (checkPrivacy).
 	Privacy privacy.Mode

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"path/filepath"
 	"sort"
@@ -15,6 +16,9 @@ type videoFile struct {
 	Path   string
 	Frames int
 	Codes  []int64 // code band value per frame in presentation order, -1 where unreadable
+	// Prints are the frames compared by content (identitySampled), at
+	// video.PrintSize, by frame of the file; with --journal only.
+	Prints map[int64]video.Planes
 }
 
 // checkVideo probes and decodes every video file the episodes point to.
@@ -87,7 +91,25 @@ func (c *checker) checkVideoFile(v *feature, rel string, wantFrames int64) error
 	}
 	c.checkVideoInfo(v, rel, p)
 
-	vf := &videoFile{Path: rel}
+	vf := &videoFile{Path: rel, Prints: map[int64]video.Planes{}}
+	sampled := map[int64]bool{}
+	if c.opts.Journal != "" && c.episodes != nil {
+		for _, er := range c.episodes.Rows {
+			ref := er.Videos[v.Name]
+			if videoPath(v.Name, ref.Chunk, ref.File) != rel {
+				continue
+			}
+			first := int64(math.Round(ref.From * float64(fps)))
+			for k := range er.Length {
+				if c.identitySampled(k, er.Length) {
+					sampled[first+k] = true
+				}
+			}
+		}
+	}
+	pw, ph := video.PrintSize(p.Width, p.Height)
+	var conv video.Converter
+	defer conv.Close()
 	step := big.NewRat(1, int64(fps))
 	reportedPTS := false
 	err = video.DecodeEach(c.ctx, path, func(f video.DecodedFrame) error {
@@ -103,6 +125,13 @@ func (c *checker) checkVideoFile(v *feature, rel string, wantFrames int64) error
 			if x, ok := video.ReadCode(f.Frame); ok {
 				code = int64(x)
 			}
+		}
+		if sampled[int64(f.Index)] {
+			pr, err := conv.Planes(f, pw, ph)
+			if err != nil {
+				return err
+			}
+			vf.Prints[int64(f.Index)] = pr
 		}
 		vf.Codes = append(vf.Codes, code)
 		vf.Frames++

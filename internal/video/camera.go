@@ -114,7 +114,7 @@ func NewCameraEncoder(sources []Source, opts ExportOptions) (_ *CameraEncoder, e
 	if err := enc.CheckOutputSize(x.w, x.h); err != nil {
 		return nil, err
 	}
-	x.spec = x.encoderSpec(x.next.frame)
+	x.spec = x.encoderSpec(x.next)
 	return c, nil
 }
 

@@ -232,6 +232,9 @@ type DecodedFrame struct {
 	TimeBaseNum, TimeBaseDen int
 	// Frame is the decoded picture, valid only during the callback.
 	Frame *astiav.Frame
+	// Colour is what its samples mean, from the frame, the container and
+	// the pixel format (the exporter's reading of a source's colour).
+	Colour Colour
 }
 
 // Seconds returns PTS·TimeBase exactly.
@@ -262,7 +265,8 @@ func DecodeEach(ctx context.Context, path string, fn func(DecodedFrame) error) e
 		if err != nil {
 			return fmt.Errorf("video: %w", err)
 		}
-		if err := fn(DecodedFrame{Index: i, PTS: pts, TimeBaseNum: d.tb.Num(), TimeBaseDen: d.tb.Den(), Frame: f}); err != nil {
+		if err := fn(DecodedFrame{Index: i, PTS: pts, TimeBaseNum: d.tb.Num(), TimeBaseDen: d.tb.Den(), Frame: f,
+			Colour: sourceColour(f, d.stream.CodecParameters())}); err != nil {
 			return err
 		}
 	}
@@ -349,7 +353,8 @@ func DecodeFrames(ctx context.Context, path string, want []int, fn func(DecodedF
 			if idx > target {
 				return fmt.Errorf("video: %s: frame %d not found (decoding went from %d to %d)", path, target, cur, idx)
 			}
-			if err := fn(DecodedFrame{Index: idx, PTS: pts, TimeBaseNum: d.tb.Num(), TimeBaseDen: d.tb.Den(), Frame: f}); err != nil {
+			if err := fn(DecodedFrame{Index: idx, PTS: pts, TimeBaseNum: d.tb.Num(), TimeBaseDen: d.tb.Den(), Frame: f,
+				Colour: sourceColour(f, d.stream.CodecParameters())}); err != nil {
 				return err
 			}
 			break

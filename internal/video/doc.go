@@ -64,9 +64,9 @@
 // for libsvtav1 (the levels FFmpeg 5.1's wrapper set, so that the AV1 bytes
 // stay as they were; FFmpeg 7.1's wrapper ignores thread_count); g, crf,
 // preset, bf=0 and thread_count for libx264. Every option must be consumed
-// by the encoder. Colour: colorspace, primaries and transfer are copied
-// from the first source frame when it states them (scaling keeps the YUV
-// matrix), the range is always tv (limited).
+// by the encoder. Colour: a full-range source is converted to limited
+// range (tv), and the output is tagged with the source's matrix, primaries
+// and transfer where it states them (sourceColour, outputColour).
 //
 // # Image statistics
 //

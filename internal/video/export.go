@@ -140,8 +140,8 @@ type exporter struct {
 
 	conv    *astiav.Frame // chosen source frame at output size, yuv420p
 	convSeq int
-	sws     *astiav.SoftwareScaleContext
-	swsKey  [3]int
+	sws     *scaler
+	out     Colour    // the output's colour (outputColour of the first frame's)
 	toRGB   yuvMatrix // the source's matrix (BT.601, or BT.709 when it says so), for the stats' RGB
 
 	done, total int
@@ -284,26 +284,26 @@ func encodeAgain(ctx context.Context, sources []Source, ep EpisodeTimes, e int, 
 // PartName is the file name of episode e's part.
 func PartName(e int) string { return fmt.Sprintf("episode-%06d.mp4", e) }
 
-// encoderSpec builds the output encoder description; colour properties are
-// copied from the first source frame when it states them (the conversion
-// keeps the YUV matrix), and the range is always limited ("tv"), which is
-// what the yuv420p conversion produces.
-func (x *exporter) encoderSpec(first *astiav.Frame) encoderSpec {
+// encoderSpec builds the output encoder description and fixes the output
+// colour from the first source frame's (outputColour): the range is always
+// limited ("tv"), and the matrix, primaries and transfer are tagged where
+// the source states them, so that what is written says what it is.
+func (x *exporter) encoderSpec(first *heldFrame) encoderSpec {
 	opts := x.enc.codecOptions()
-	opts["color_range"] = strconv.Itoa(int(astiav.ColorRangeMpeg))
-	cs, prim, trc := frameColors(first)
+	x.out = outputColour(first.colour)
+	opts["color_range"] = strconv.Itoa(int(x.out.Range))
 	x.toRGB = bt601Matrix
-	if cs == int(astiav.ColorSpaceBt709) {
+	if x.out.Space == astiav.ColorSpaceBt709 {
 		x.toRGB = bt709Matrix
 	}
-	if cs != int(astiav.ColorSpaceUnspecified) {
-		opts["colorspace"] = strconv.Itoa(cs)
+	if x.out.Space != astiav.ColorSpaceUnspecified {
+		opts["colorspace"] = strconv.Itoa(int(x.out.Space))
 	}
-	if prim != int(astiav.ColorPrimariesUnspecified) {
-		opts["color_primaries"] = strconv.Itoa(prim)
+	if x.out.Primaries != astiav.ColorPrimariesUnspecified {
+		opts["color_primaries"] = strconv.Itoa(int(x.out.Primaries))
 	}
-	if trc != int(astiav.ColorTransferCharacteristicUnspecified) {
-		opts["color_trc"] = strconv.Itoa(trc)
+	if x.out.Transfer != astiav.ColorTransferCharacteristicUnspecified {
+		opts["color_trc"] = strconv.Itoa(int(x.out.Transfer))
 	}
 	threads := 0
 	if x.enc.Codec == EncoderX264 {
@@ -328,8 +328,6 @@ func (x *exporter) release() {
 	if x.conv != nil {
 		x.conv.Free()
 	}
-	if x.sws != nil {
-		x.sws.Free()
-	}
+	x.sws.free()
 	x.src.close()
 }

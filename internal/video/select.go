@@ -2,7 +2,6 @@ package video
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"math/big"
 
@@ -53,46 +52,38 @@ func (x *exporter) advance(target *big.Rat) error {
 	return nil
 }
 
-// convert makes x.conv hold the chosen frame at output size in yuv420p,
-// reusing it while the same source frame repeats. A fresh frame is
-// allocated per source frame, because the encoder keeps references to the
-// frames it was sent.
+// convert makes x.conv hold the chosen frame at output size in yuv420p and
+// the output's colour (outputColour: limited range), reusing it while the
+// same source frame repeats. A frame already so passes through untouched;
+// any other goes through the scaler once. A fresh frame is allocated per
+// source frame, because the encoder keeps references to the frames it was
+// sent.
 func (x *exporter) convert(h *heldFrame) error {
 	if h.seq == x.convSeq {
 		return nil
 	}
 	src := h.frame
 	var dst *astiav.Frame
-	if src.Width() == x.w && src.Height() == x.h && src.PixelFormat() == astiav.PixelFormatYuv420P {
+	if !needsConversion(src, h.colour, x.w, x.h) {
 		dst = astiav.AllocFrame()
 		if err := dst.Ref(src); err != nil {
 			dst.Free()
 			return err
 		}
 	} else {
-		key := [3]int{src.Width(), src.Height(), int(src.PixelFormat())}
-		if x.sws == nil || key != x.swsKey {
-			if x.sws != nil {
-				x.sws.Free()
-			}
-			s, err := astiav.CreateSoftwareScaleContext(src.Width(), src.Height(), src.PixelFormat(), x.w, x.h,
-				astiav.PixelFormatYuv420P, astiav.NewSoftwareScaleContextFlags(astiav.SoftwareScaleContextFlagBicubic))
+		key := scalerKey{w: src.Width(), h: src.Height(), format: src.PixelFormat(), in: h.colour, dw: x.w, dh: x.h, out: x.out}
+		if x.sws == nil || key != x.sws.key {
+			x.sws.free()
+			x.sws = nil
+			s, err := newScaler(key)
 			if err != nil {
-				return fmt.Errorf("scaler %dx%d %s: %w", src.Width(), src.Height(), src.PixelFormat(), err)
+				return err
 			}
-			x.sws, x.swsKey = s, key
+			x.sws = s
 		}
-		dst = astiav.AllocFrame()
-		dst.SetWidth(x.w)
-		dst.SetHeight(x.h)
-		dst.SetPixelFormat(astiav.PixelFormatYuv420P)
-		if err := dst.AllocBuffer(0); err != nil {
-			dst.Free()
+		var err error
+		if dst, err = x.sws.scale(src); err != nil {
 			return err
-		}
-		if err := x.sws.ScaleFrame(src, dst); err != nil {
-			dst.Free()
-			return fmt.Errorf("scale: %w", err)
 		}
 	}
 	if x.conv != nil {

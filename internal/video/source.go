@@ -23,6 +23,8 @@ type heldFrame struct {
 	t     *big.Rat      // journal time, ns
 	ref   SourceRef
 	seq   int // decode order over all sources
+	// colour is what the frame's samples mean (sourceColour).
+	colour Colour
 }
 
 func (h *heldFrame) free() {
@@ -117,7 +119,8 @@ func (c *sourceCursor) next() (*heldFrame, error) {
 		rep.Frames++
 		rep.LastPTS = pts
 		c.last = t
-		h := &heldFrame{frame: astiav.AllocFrame(), t: t, ref: SourceRef{Source: c.cur, PTS: pts}, seq: c.seq}
+		h := &heldFrame{frame: astiav.AllocFrame(), t: t, ref: SourceRef{Source: c.cur, PTS: pts}, seq: c.seq,
+			colour: sourceColour(f, c.dec.stream.CodecParameters())}
 		if err := h.frame.Ref(f); err != nil {
 			h.free()
 			return nil, fmt.Errorf("source %d: ref frame: %w", c.cur, err)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"os"
+	"strconv"
 
 	"github.com/asticode/go-astiav"
 )
@@ -21,6 +24,27 @@ const (
 	// SynthH264 is H.264 with B-frames in a fragmented MP4, time base
 	// 1/90000, so that decode order differs from presentation order.
 	SynthH264 SynthCodec = "h264"
+	// SynthAV1 is AV1 (SVT-AV1) in WebM, time base 1/1000, as Chromium
+	// records it.
+	SynthAV1 SynthCodec = "av1"
+)
+
+// SynthScene names what a synthetic camera shows.
+type SynthScene string
+
+const (
+	// SceneBands is moving colour gradients, a moving bright square and
+	// the code band with the frame's number (the default).
+	SceneBands SynthScene = "bands"
+	// SceneNatural looks like a camera's view and carries no code band:
+	// smooth shaded shapes over a textured background, drifting a few
+	// pixels per frame, with a little sensor noise. Only its content tells
+	// its frames apart.
+	SceneNatural SynthScene = "natural"
+	// SceneStill is SceneNatural holding still: consecutive frames differ
+	// by the sensor noise alone, as a camera looking at a table between
+	// moves.
+	SceneStill SynthScene = "still"
 )
 
 // SynthOptions describes a synthetic camera file. The zero value of each field
@@ -45,6 +69,19 @@ type SynthOptions struct {
 	// CutTailBytes, when > 0, removes that many bytes from the end of the
 	// finished file, as a crash during recording leaves it.
 	CutTailBytes int64
+	// Scene is what the frames show; "" means SceneBands.
+	Scene SynthScene
+	// FullRange writes the levels full range (0 to 255) and tags the
+	// stream pc range and BT.709, as Chromium records VP9 and AV1 (and
+	// VP8, whose bitstream cannot say so: only the WebM's Colour element
+	// does); the picture is the same as the limited-range file's
+	// (DrawSynthetic).
+	FullRange bool
+	// MislabelRange, with FullRange, writes the full-range levels but
+	// states limited range and no matrix: a camera whose stream misstates
+	// its range, so that an export of it carries the stretched contrast
+	// (for the tests of verify's level check).
+	MislabelRange bool
 	// Indexed writes the file as a seekable muxer finishes it, with its
 	// index at the end: WebM with Cues and Duration, MP4 with its moov
 	// after the media data (faststart off), instead of a live WebM or a
@@ -76,6 +113,12 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 	}
 	if opts.NominalFPS == 0 {
 		opts.NominalFPS = 30
+	}
+	if opts.Scene == "" {
+		opts.Scene = SceneBands
+	}
+	if opts.Scene != SceneBands && opts.Scene != SceneNatural && opts.Scene != SceneStill {
+		return SynthResult{}, fmt.Errorf("video: synthetic %s: unknown scene %q", path, opts.Scene)
 	}
 	if opts.Width%2 != 0 || opts.Height%2 != 0 || opts.Width < 40 || opts.Height < 24 {
 		return SynthResult{}, fmt.Errorf("video: synthetic %s: size %dx%d must be even and at least 40x24", path, opts.Width, opts.Height)
@@ -110,6 +153,15 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		if opts.Indexed {
 			spec.muxOptions = nil
 		}
+	case SynthAV1:
+		spec.format = "webm"
+		spec.timeBase = astiav.NewRational(1, 1000)
+		spec.encoder = "libsvtav1"
+		spec.options = map[string]string{"preset": "12", "crf": "30", "g": "60", "svtav1-params": "lp=1"}
+		spec.muxOptions = map[string]string{"live": "1"}
+		if opts.Indexed {
+			spec.muxOptions = nil
+		}
 	case SynthH264:
 		spec.format = "mp4"
 		spec.encoder = "libx264"
@@ -127,6 +179,14 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 		}
 	default:
 		return SynthResult{}, fmt.Errorf("video: synthetic %s: unknown codec %q", path, opts.Codec)
+	}
+	if opts.FullRange && !opts.MislabelRange {
+		maps.Copy(spec.options, map[string]string{
+			"color_range":     strconv.Itoa(int(astiav.ColorRangeJpeg)),
+			"colorspace":      strconv.Itoa(int(astiav.ColorSpaceBt709)),
+			"color_primaries": strconv.Itoa(int(astiav.ColorPrimariesBt709)),
+			"color_trc":       strconv.Itoa(int(astiav.ColorTransferCharacteristicBt709)),
+		})
 	}
 	res := SynthResult{TimeBaseNum: spec.timeBase.Num(), TimeBaseDen: spec.timeBase.Den()}
 	for i, ns := range opts.PTS {
@@ -156,7 +216,14 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 			f.Free()
 			return SynthResult{}, fmt.Errorf("video: synthetic %s: frame %d: %w", path, i, err)
 		}
-		drawSynthetic(f, i, opts.FirstCode+uint32(i))
+		DrawSynthetic(f, opts.Scene, i, opts.FirstCode+uint32(i))
+		if opts.FullRange {
+			toFullRange(f)
+			if !opts.MislabelRange {
+				f.SetColorRange(astiav.ColorRangeJpeg)
+				f.SetColorSpace(astiav.ColorSpaceBt709)
+			}
+		}
 		f.SetPts(pts)
 		err := out.send(f)
 		f.Free()
@@ -199,6 +266,21 @@ func WriteSynthetic(ctx context.Context, path string, opts SynthOptions) (SynthR
 	return res, nil
 }
 
+// DrawSynthetic paints frame n of a scene into a limited-range yuv420p
+// frame; code is the number the code band carries (SceneBands only). A
+// full-range synthetic file holds the same picture in full-range levels.
+func DrawSynthetic(f *astiav.Frame, scene SynthScene, n int, code uint32) {
+	switch scene {
+	case SceneNatural:
+		drawNatural(f, n)
+	case SceneStill:
+		drawNatural(f, 0)
+		addNoise(f, n)
+	default:
+		drawSynthetic(f, n, code)
+	}
+}
+
 // drawSynthetic paints frame n: smooth moving colour gradients, a moving
 // bright square, and the code band.
 func drawSynthetic(f *astiav.Frame, n int, code uint32) {
@@ -227,4 +309,91 @@ func drawSynthetic(f *astiav.Frame, n int, code uint32) {
 		}
 	}
 	drawCode(y, ls, u, v, cls, w, h, code)
+}
+
+// drawNatural paints frame n of the natural scene: a shaded background
+// with a fine texture, a dark disc and a light box drifting across it,
+// and sensor noise that differs per frame.
+func drawNatural(f *astiav.Frame, n int) {
+	w, h := f.Width(), f.Height()
+	cw, ch := (w+1)/2, (h+1)/2
+	y, ls := plane(f, 0, h)
+	u, cls := plane(f, 1, ch)
+	v, _ := plane(f, 2, ch)
+	// Drift: the background pans 1 px a frame, the objects 3 and 2.
+	dx := n
+	cx, cy, r := (w/4+3*n)%w, h/2+int(float64(h/6)*math.Sin(float64(n)/15)), h/5
+	bx, by, bs := w-1-(2*n+w/3)%w, h/4, h/4
+	for yy := range h {
+		row := y[yy*ls:]
+		for xx := range w {
+			sx := xx + dx
+			// Shading and a texture of 8 px period, like a wooden table.
+			val := 70.0 + 60.0*float64(yy)/float64(h) + 14*math.Sin(float64(sx)/4+3*math.Sin(float64(yy)/23)) + 6*math.Sin(float64(sx*sx%997)/50)
+			if ddx, ddy := xx-cx, yy-cy; ddx*ddx+ddy*ddy < r*r {
+				val = 40 + 30*float64(ddx+r)/float64(2*r)
+			}
+			if xx >= bx && xx < bx+bs && yy >= by && yy < by+bs {
+				val = 190 + 20*math.Sin(float64(xx-bx)/3)
+			}
+			row[xx] = byte(min(235, max(16, val)))
+		}
+	}
+	for yy := range ch {
+		for xx := range cw {
+			uu, vv := 118+int(8*math.Sin(float64(xx+dx/2)/9)), 136+int(6*math.Cos(float64(yy)/7))
+			if ddx, ddy := 2*xx-cx, 2*yy-cy; ddx*ddx+ddy*ddy < r*r {
+				uu, vv = 150, 110
+			}
+			if 2*xx >= bx && 2*xx < bx+bs && 2*yy >= by && 2*yy < by+bs {
+				uu, vv = 100, 170
+			}
+			u[yy*cls+xx], v[yy*cls+xx] = byte(uu), byte(vv)
+		}
+	}
+	addNoise(f, n)
+}
+
+// addNoise adds frame n's sensor noise (±2 levels of luma, seeded by n).
+func addNoise(f *astiav.Frame, n int) {
+	w, h := f.Width(), f.Height()
+	y, ls := plane(f, 0, h)
+	s := uint32(n)*2654435761 + 1
+	for yy := range h {
+		row := y[yy*ls : yy*ls+w]
+		for xx := range row {
+			s ^= s << 13
+			s ^= s >> 17
+			s ^= s << 5
+			row[xx] = byte(min(235, max(16, int(row[xx])+int(s%5)-2)))
+		}
+	}
+}
+
+// toFullRange rewrites a limited-range yuv420p picture's levels as full
+// range: the same picture, as a camera that records full range stores it.
+func toFullRange(f *astiav.Frame) {
+	w, h := f.Width(), f.Height()
+	cw, ch := (w+1)/2, (h+1)/2
+	y, ls := plane(f, 0, h)
+	u, cls := plane(f, 1, ch)
+	v, _ := plane(f, 2, ch)
+	for yy := range h {
+		for xx, p := range y[yy*ls : yy*ls+w] {
+			y[yy*ls+xx] = byte(min(255, max(0, ((int(p)-16)*255*2+219)/(2*219))))
+		}
+	}
+	for _, c := range [][]byte{u, v} {
+		for yy := range ch {
+			for xx, p := range c[yy*cls : yy*cls+cw] {
+				d := (int(p) - 128) * 255
+				if d >= 0 {
+					d = (2*d + 224) / (2 * 224)
+				} else {
+					d = -((-2*d + 224) / (2 * 224))
+				}
+				c[yy*cls+xx] = byte(min(255, max(0, 128+d)))
+			}
+		}
+	}
 }

@@ -256,7 +256,7 @@ func preDecode(ctx context.Context, src benchSource, opts ExportOptions) ([]*ast
 		byPTS[pts] = c
 	}
 	x := &exporter{opts: opts, enc: opts.Encoder, w: res.Width, h: res.Height}
-	spec := x.encoderSpec(first)
+	spec := x.encoderSpec(&heldFrame{frame: first, colour: sourceColour(first, d.stream.CodecParameters())})
 	var frames []*astiav.Frame
 	for _, p := range order {
 		frames = append(frames, byPTS[p].Clone())

@@ -121,7 +121,7 @@ func writeJournal(dir string, session journal.Session, spec *taskspec.Spec, spec
 	media := make([]journal.Media, 0, len(cams))
 	for _, cf := range cams {
 		media = append(media, journal.Media{T: cf.StartT + 20*millisecond, Stream: cf.Stream, Path: cf.Path,
-			Container: opts.CameraCodec.Container(), StartT: cf.StartT})
+			Container: opts.CameraCodec.Container(), StartT: cf.StartT + opts.CameraStartError})
 	}
 	slices.SortStableFunc(media, func(a, b journal.Media) int { return int(a.T - b.T) })
 

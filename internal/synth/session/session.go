@@ -30,6 +30,7 @@ const (
 	CodecVP8  Codec = "vp8"
 	CodecVP9  Codec = "vp9"
 	CodecH264 Codec = "h264"
+	CodecAV1  Codec = "av1"
 )
 
 // Container is the file extension and container of the codec's files.
@@ -101,6 +102,18 @@ type Options struct {
 	// them, index at the end (WebM with Cues, MP4 with moov after the
 	// media data), instead of as MediaRecorder streams them.
 	IndexedCameras bool
+	// CameraScene is what the cameras show: "" or "bands" (the code band
+	// with each frame's number, over moving gradients), "natural" (a
+	// camera-like view without code band, so that only content tells
+	// frames apart) or "still" (natural, not moving).
+	CameraScene string
+	// CameraFullRange records the cameras full range, tagged pc and
+	// BT.709, as Chromium records VP9 and AV1.
+	CameraFullRange bool
+	// CameraStartError states each camera file's start this many ns later
+	// in the journal than its first frame was taken (a recorder whose
+	// camera clock is off); 0 for a true session. The frames are the same.
+	CameraStartError int64
 	// Width and Height of the camera pictures; 0 means 320×240.
 	Width, Height int
 	// CameraFPS is the cameras' nominal rate; 0 means 30.
