@@ -204,7 +204,9 @@ func TestE2EFollowPreallocatedRecorder(t *testing.T) {
 			defer func() { _ = synth.Process.Kill(); _ = synth.Wait() }()
 			waitForFile(t, filepath.Join(session, "journal", "000001.cjl"), time.Minute)
 			followed := filepath.Join(root, "followed")
-			f := startFollower(t, "export", session, "-o", followed, "--follow", "--follow-idle", "1500ms", "-q")
+			// The session records for about 5 s; a follower that judged by
+			// sizes would end 2.5 s after the first segment appeared.
+			f := startFollower(t, "export", session, "-o", followed, "--follow", "--follow-idle", "2500ms", "-q")
 			code := f.exit(2 * time.Minute)
 			if err := synth.Wait(); err != nil {
 				t.Fatalf("synth --live: %v", err)
@@ -245,7 +247,7 @@ func TestE2EFollowLostSession(t *testing.T) {
 	t.Run("journal deleted", func(t *testing.T) {
 		session := synthSession(t, "--seed", "5", "--height", "64", "--fault", "crash")
 		shard := filepath.Join(t.TempDir(), "shard")
-		f := startFollower(t, "export", session, "-o", shard, "--follow", "--follow-idle", "3s", "--progress-every", "100ms")
+		f := startFollower(t, "export", session, "-o", shard, "--follow", "--follow-idle", "4s", "--progress-every", "100ms")
 		f.waitFor(regexp.MustCompile(`follow: session at`), time.Minute)
 		if err := os.RemoveAll(filepath.Join(session, "journal")); err != nil {
 			t.Fatal(err)
