@@ -243,6 +243,9 @@ func TestE2EFollowLostSession(t *testing.T) {
 		if !strings.Contains(f.stderr(), "no journal appeared") {
 			t.Errorf("the error does not say that no journal appeared:\n%s", f.tail())
 		}
+		if entries, _ := os.ReadDir(root); len(entries) > 0 {
+			t.Errorf("the failed follow left %v", entries)
+		}
 	})
 	t.Run("journal deleted", func(t *testing.T) {
 		session := synthSession(t, "--seed", "5", "--height", "64", "--fault", "crash")
@@ -261,6 +264,7 @@ func TestE2EFollowLostSession(t *testing.T) {
 		if _, err := os.Stat(shard); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("a shard was written: %v", err)
 		}
+		noStaging(t, filepath.Dir(shard))
 	})
 }
 
