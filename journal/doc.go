@@ -53,12 +53,19 @@
 //	  00 00 00 00 00 00 00 00  00 e1 f5 05 00 00 00 00               t = 0, 100000000
 //	  07 00 00 00  08 00 00 00                                       seq = 7, 8
 //
-// # Torn tail and corruption
+// # Torn tail, restart and corruption
 //
-// An invalid frame (cut short, L over 16 MiB, L past the end of the file,
-// type 0, bad CRC) in the last segment after which no valid frame can be found
-// up to the end of the file is a torn tail: the records before it are read and
-// [Report].Torn says where the tear is. Any other invalid frame is corruption:
+// Zero bytes from a frame to the end of a segment are space a preallocating
+// recorder has not written: not a record (type 0 is never valid), not
+// damage. An invalid frame (cut short, L over 16 MiB, L past the end of the
+// file, type 0, bad CRC) in the last segment after which no valid frame can
+// be found up to the end of the file is a torn tail: the records before it
+// are read and [Report].Torn says where the tear is. The same tear at the end
+// of a segment whose next segment starts with a SESSION record is a recorder
+// restart: a restarted recorder starts a new segment and writes the
+// session's SESSION record again as its first record (it must be the
+// session's own: same sessionId and streams), and [Report].Restarts lists
+// the segment and the torn range. Any other invalid frame is corruption:
 // [Open] fails with an [*Error] that matches [ErrCorrupt], unless
 // [Options].Salvage is set, in which case the reader resyncs on the next valid
 // frame and lists every skipped byte range in [Report].Skipped. The decision

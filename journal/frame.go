@@ -158,6 +158,30 @@ func (fr *FrameReader) FindValid(from int64) (int64, bool, error) {
 	return fr.sc.find(fr.w.r, from, fr.w.size)
 }
 
+// ZeroFrom reports whether every byte from offset from to the end is zero:
+// space a recorder preallocated and has not written yet (a frame of zeros
+// has type 0, which is never valid). It does not move the reader.
+func (fr *FrameReader) ZeroFrom(from int64) (bool, error) {
+	buf := make([]byte, min(readChunk, max(fr.w.size-from, 0)))
+	for off := from; off < fr.w.size; {
+		n := int(min(int64(len(buf)), fr.w.size-off))
+		m, err := fr.w.r.ReadAt(buf[:n], off)
+		for _, b := range buf[:m] {
+			if b != 0 {
+				return false, nil
+			}
+		}
+		if m < n {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF // the file shrank under us
+			}
+			return false, err
+		}
+		off += int64(m)
+	}
+	return true, nil
+}
+
 // Resync clears the sticky error and continues with the frame at off,
 // normally an offset FindValid returned.
 func (fr *FrameReader) Resync(off int64) {

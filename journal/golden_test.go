@@ -36,7 +36,7 @@ func TestReportGolden(t *testing.T) {
 			return writeSegments(t,
 				cat(prefix(t), okEv, bad, []byte{0, 0, 0}, frame(77, []byte("future")),
 					evFrame(t, `{"t":2,"kind":"future_kind"}`)),
-				cat(segHeader(2), samplesFrame(samplesPayload(0, 0, 0, 2, rawImuBody(0, 2))), make([]byte, 100)))
+				cat(segHeader(2), samplesFrame(samplesPayload(0, 0, 0, 2, rawImuBody(0, 2))), bytes.Repeat([]byte{0xff}, 100)))
 		}, Options{Salvage: true}},
 	}
 	for _, c := range cases {

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -85,6 +86,9 @@ type Report struct {
 	Samples map[string]SampleStats `json:"samples"`
 	// Torn is the torn tail dropped at the end of the last segment, if any.
 	Torn *TornTail `json:"tornTail,omitempty"`
+	// Restarts lists the segments a restarted recorder started, in order
+	// (docs/journal-format.md, "A recorder restart").
+	Restarts []Restart `json:"restarts,omitempty"`
 	// Skipped lists the byte ranges salvage skipped, in order.
 	Skipped []ByteRange `json:"skipped,omitempty"`
 	// Unterminated is true when the journal has no END record.
@@ -114,6 +118,14 @@ type TornTail struct {
 	Segment string `json:"segment"`
 	Offset  int64  `json:"offset"`
 	Bytes   int64  `json:"bytes"`
+}
+
+// Restart is a segment a restarted recorder started: its first record is
+// the session's SESSION record again. Torn is the end of the segment before
+// it that the crash left torn, nil when the crash left none.
+type Restart struct {
+	Segment string     `json:"segment"`
+	Torn    *ByteRange `json:"torn,omitempty"`
 }
 
 // ByteRange is a range of a segment that salvage skipped.
@@ -192,6 +204,7 @@ func openWith(ctx context.Context, dir string, names []string, opts Options, ope
 		dec: samplesDecoder{limit: MaxSamplesBody},
 	}
 	s.j.openSegment = openSeg
+	s.names = names
 	for i, name := range names {
 		path := filepath.Join(dir, "journal", name)
 		s.j.segments = append(s.j.segments, path)
@@ -260,7 +273,11 @@ type scan struct {
 	sawEventRecord bool
 	lastSampleT    []int64 // per stream
 	haveSample     []bool
-	mediaPlaces    []Error // where each MEDIA record is, for errors about its file
+	mediaPlaces    []Error  // where each MEDIA record is, for errors about its file
+	names          []string // the segments' file names
+	// tornBeforeRestart is the torn end of the segment just read, whose
+	// next segment a restarted recorder started.
+	tornBeforeRestart *ByteRange
 }
 
 // segment reads one segment file.
@@ -308,7 +325,7 @@ func (s *scan) segment(idx int, name, path string, last bool) error {
 			if !errors.As(err, &fe) || !errors.Is(err, ErrCorrupt) {
 				return &Error{Segment: name, Offset: off, Record: fr.Records() + 1, Err: errors.Unwrap(err)}
 			}
-			stop, err := s.invalidFrame(fr, fe, name, size, last)
+			stop, err := s.invalidFrame(fr, fe, idx, name, size, last)
 			if err != nil {
 				return err
 			}
@@ -369,8 +386,17 @@ func (s *scan) header(f io.ReaderAt, idx int, name string, size int64, last bool
 // invalidFrame decides, by looking for a later valid frame, whether the
 // invalid frame fe is a torn tail or corruption, and salvages if asked. stop
 // means the segment ends here.
-func (s *scan) invalidFrame(fr *FrameReader, fe *Error, name string, size int64, last bool) (stop bool, err error) {
+func (s *scan) invalidFrame(fr *FrameReader, fe *Error, idx int, name string, size int64, last bool) (stop bool, err error) {
 	bad := fe.Offset
+	// Zeros to the end are space a preallocating recorder has not written
+	// (yet): no record, no damage.
+	zero, err := fr.ZeroFrom(bad)
+	if err != nil {
+		return false, &Error{Segment: name, Offset: bad, Err: err}
+	}
+	if zero {
+		return true, nil
+	}
 	next, found, err := fr.FindValid(bad + 1)
 	if err != nil {
 		return false, &Error{Segment: name, Offset: bad, Err: err}
@@ -378,6 +404,19 @@ func (s *scan) invalidFrame(fr *FrameReader, fe *Error, name string, size int64,
 	if !found && last {
 		s.j.Report.Torn = &TornTail{Segment: name, Offset: bad, Bytes: size - bad}
 		return true, nil
+	}
+	if !found {
+		// A crash tears only the end of the segment being written; the
+		// restarted recorder then starts the next segment with SESSION.
+		// Without that signature the damage is corruption.
+		restart, err := s.restartsAt(idx + 1)
+		if err != nil {
+			return false, err
+		}
+		if restart {
+			s.tornBeforeRestart = &ByteRange{Segment: name, Offset: bad, Length: size - bad}
+			return true, nil
+		}
 	}
 	if !s.opts.Salvage {
 		why := "in a segment that is not the last"
@@ -397,6 +436,26 @@ func (s *scan) invalidFrame(fr *FrameReader, fe *Error, name string, size int64,
 	}
 	fr.Resync(next)
 	return false, nil
+}
+
+// restartsAt reports whether segment idx starts with a SESSION record: the
+// signature of a restarted recorder (its SESSION is checked when the
+// segment is read).
+func (s *scan) restartsAt(idx int) (bool, error) {
+	if idx >= len(s.names) {
+		return false, nil
+	}
+	f, err := s.j.openSegment(filepath.Join(s.j.Dir, "journal", s.names[idx]))
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return false, err
+	}
+	typ, _, err := NewFrameReader(f, SegmentHeaderSize, size).Next()
+	return err == nil && typ == TypeSession, nil
 }
 
 // record validates and takes one valid frame: the rec'th of segment idx, at
@@ -419,6 +478,9 @@ func (s *scan) record(idx int, last bool, typ uint8, payload []byte, off int64, 
 		return invalidf("%s record after END", recordName(typ))
 	}
 	if typ == TypeSession {
+		if s.haveSession && idx > 0 && rec == 1 {
+			return s.restart(idx, payload)
+		}
 		if s.haveSession {
 			return invalidf("second SESSION record")
 		}
@@ -471,6 +533,21 @@ func (s *scan) record(idx int, last bool, typ uint8, payload []byte, off int64, 
 		j.End = e
 		return nil
 	}
+}
+
+// restart takes the SESSION record that starts segment idx: a restarted
+// recorder's, which must be the session's own.
+func (s *scan) restart(idx int, payload []byte) error {
+	info, _, err := parseSession(payload)
+	if err != nil {
+		return err
+	}
+	if info.SessionID != s.j.Info.SessionID || !reflect.DeepEqual(info.Streams, s.j.Info.Streams) {
+		return invalidf("SESSION of a restarted recorder (session %q) is not the session's SESSION (session %q): a different session id or streams", info.SessionID, s.j.Info.SessionID)
+	}
+	s.j.Report.Restarts = append(s.j.Report.Restarts, Restart{Segment: s.names[idx], Torn: s.tornBeforeRestart})
+	s.tornBeforeRestart = nil
+	return nil
 }
 
 func (s *scan) spec(payload []byte) error {

@@ -26,6 +26,12 @@ type WriterOptions struct {
 	// SyncInterval is the longest time between fsyncs while records are
 	// written. Default 1 s; negative syncs after every record.
 	SyncInterval time.Duration
+	// Preallocate extends every new segment to SegmentSize with zeros
+	// before its first record, as a recorder that reserves its disk space
+	// does: records are then written in place and the file's size does not
+	// change while it records. The unused zeros stay at the segment's end
+	// (record type 0 is reserved so that they are never read as a record).
+	Preallocate bool
 
 	// now is the clock of SyncInterval; nil means time.Now (tests set it).
 	now func() time.Time
@@ -135,6 +141,15 @@ func (w *Writer) startSegment() error {
 		return err
 	}
 	w.size = SegmentHeaderSize
+	if w.opts.Preallocate {
+		t, ok := f.(interface{ Truncate(int64) error })
+		if !ok {
+			return fmt.Errorf("journal: segment %s cannot be preallocated", SegmentName(w.seq))
+		}
+		if err := t.Truncate(w.opts.SegmentSize); err != nil {
+			return err
+		}
+	}
 	if err := f.Sync(); err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
 	f.BoolVar(&o.Follow, "follow", false, "export while the session is recorded: read the journal and camera files as they grow, encode each episode as its attempt ends, commit at END (the same shard as a plain export of the finished session)")
-	f.DurationVar(&o.FollowIdle, "follow-idle", export.DefaultFollowIdle, "with --follow, finish once the journal has not grown for this long without END (the recorder is gone)")
+	f.DurationVar(&o.FollowIdle, "follow-idle", export.DefaultFollowIdle, "with --follow, finish once no new journal record has appeared for this long without END (the recorder is gone); a session whose journal never appears or disappears fails after this long")
 }
 
 // addSettingFlags registers one flag per settings.Settings field, named
@@ -166,7 +166,7 @@ func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 	var rep *export.Report
 	var err error
 	if opts.Follow {
-		fo := export.FollowOptions{Idle: opts.FollowIdle}
+		fo := export.FollowOptions{Idle: opts.FollowIdle, Logger: s.Logger()}
 		if !opts.Quiet && !opts.JSON {
 			fp := newFollowProgress(s.Err, s.progressEvery())
 			defer fp.close()
@@ -214,6 +214,13 @@ func printExportSummary(s streams, dir string, rep *export.Report) {
 	fmt.Fprintln(s.Out)
 	if t := rep.Journal.Torn; t != nil {
 		fmt.Fprintf(s.Out, "  journal: torn tail in %s at offset %d, %d bytes dropped\n", t.Segment, t.Offset, t.Bytes)
+	}
+	for _, r := range rep.Journal.Restarts {
+		if r.Torn != nil {
+			fmt.Fprintf(s.Out, "  journal: recorder restarted in %s; torn range of %s at offset %d, %d bytes dropped\n", r.Segment, r.Torn.Segment, r.Torn.Offset, r.Torn.Length)
+		} else {
+			fmt.Fprintf(s.Out, "  journal: recorder restarted in %s\n", r.Segment)
+		}
 	}
 	if rep.Journal.Unterminated {
 		fmt.Fprintf(s.Out, "  journal: unterminated session (no END record): the recorder never closed it, so its last attempt may be incomplete\n")

@@ -248,6 +248,13 @@ func writeInspection(w io.Writer, in *inspection) error {
 	} else {
 		p("torn tail: none\n")
 	}
+	for _, rs := range r.Restarts {
+		if rs.Torn != nil {
+			p("restart:   recorder restarted in %s; torn range %s@%d, %d bytes dropped\n", rs.Segment, rs.Torn.Segment, rs.Torn.Offset, rs.Torn.Length)
+		} else {
+			p("restart:   recorder restarted in %s\n", rs.Segment)
+		}
+	}
 	if len(r.Skipped) > 0 {
 		p("skipped (salvage):\n")
 		for _, b := range r.Skipped {

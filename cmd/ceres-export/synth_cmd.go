@@ -66,8 +66,9 @@ sensor values the index of their sample. Deterministic for a given seed.` +
 	f.BoolVar(&opts.live, "live", false, "write the session as a recorder does while it records: journal records appended as their time passes, camera files growing (the same bytes as without --live)")
 	f.Float64Var(&opts.speed, "speed", 1, "with --live, seconds of the session per second of the wall clock (1: real time)")
 	f.BoolVar(&opts.AllDtypes, "all-dtypes", false, "add a sensor stream \"probe\" with int64 and int32, uint8, bool, float64 vector fields")
-	f.StringSliceVar(&opts.faults, "fault", nil, "inject faults: crash, cut-camera, corrupt")
+	f.StringSliceVar(&opts.faults, "fault", nil, "inject faults: crash, cut-camera, corrupt, restart (the recorder crashes half way, tearing its last record, and restarts in a new segment)")
 	f.Int64Var(&opts.SegmentSize, "segment-size", 0, "journal segment size in bytes (default 64 MiB)")
+	f.BoolVar(&opts.Preallocate, "preallocate", false, "write the journal as a recorder that preallocates: each segment is --segment-size bytes of zeros from its start, records written in place (its size never changes while it records)")
 	f.BoolVar(&opts.json, "json", false, "print a machine-readable summary")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
@@ -98,8 +99,10 @@ func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
 			opts.Faults.CutCamera = true
 		case "corrupt":
 			opts.Faults.Corrupt = true
+		case "restart":
+			opts.Faults.Restart = true
 		default:
-			return withCode(exitstatus.UsageError, fmt.Errorf("--fault %q: want crash, cut-camera or corrupt", f))
+			return withCode(exitstatus.UsageError, fmt.Errorf("--fault %q: want crash, cut-camera, corrupt or restart", f))
 		}
 	}
 	if opts.specFile != "" {

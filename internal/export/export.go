@@ -118,6 +118,9 @@ type Options struct {
 	// followed is set by Follow: its cameras' episodes, encoded while the
 	// session recorded, replace the encoding.
 	followed *follower
+	// staged is the destination Follow staged (and locked) when it began;
+	// nil: Export stages it.
+	staged *output.Staging
 
 	// encodeCameraForTesting replaces video.ExportCamera in tests that
 	// count encoder calls.
@@ -268,9 +271,11 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 		rep.Notes = append(rep.Notes, "metadata-only: no video and no session page")
 	}
 
-	st, err := output.Stage(shardDir, output.StageOptions{Replace: opts.Replace, Kind: output.KindShard, Inputs: inputs})
-	if err != nil {
-		return nil, err
+	st := opts.staged
+	if st == nil {
+		if st, err = output.Stage(shardDir, output.StageOptions{Replace: opts.Replace, Kind: output.KindShard, Inputs: inputs}); err != nil {
+			return nil, err
+		}
 	}
 	committed := false
 	defer func() {
@@ -283,6 +288,12 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 	var manifest *videoManifest
 	if !metadataOnly {
 		if cams, manifest, err = exportCameras(ctx, j, p, resolved, st.Dir(), shardDir, enc, opts, rep); err != nil {
+			return nil, err
+		}
+	}
+	if opts.followed != nil {
+		// The follow's parts are joined into the shard's files by now.
+		if err := os.RemoveAll(opts.followed.work); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
@@ -28,16 +30,16 @@ import (
 // fate is final only at END, since a Retry or a later attempt of the same
 // repetition may still discard it), encodes that episode's video, one part
 // per camera, with the same code a batch export runs; between episodes it
-// decodes and drops what no episode can need. At END (or once the journal
-// has stopped growing for FollowOptions.Idle: the recorder is gone) it runs
+// decodes and drops what no episode can need. At END (or once no valid
+// record has appeared for FollowOptions.Idle: the recorder is gone) it runs
 // the batch export, whose cameras take the parts of the final plan's
 // episodes instead of encoding them again. Parts of episodes a later Retry
 // discarded are never used and go with the work directory. Every episode
 // is encoded on its own in a batch export too, so the shard is the batch
 // export's, byte for byte.
 
-// DefaultFollowIdle is how long a followed journal may stay unchanged,
-// without END, before the recorder counts as gone: the journal writer
+// DefaultFollowIdle is how long a followed journal may go without a new
+// valid record, without END, before the recorder counts as gone: the journal writer
 // fsyncs at least once a second while it records, so 30 s of silence is a
 // dead recorder, not a slow one.
 const DefaultFollowIdle = 30 * time.Second
@@ -52,14 +54,18 @@ const followTick = 20 * time.Millisecond
 
 // FollowOptions configure Follow.
 type FollowOptions struct {
-	// Idle: with no END, the session counts as ended once its journal has
-	// not grown for this long; 0 means DefaultFollowIdle.
+	// Idle: with no END, the session counts as ended once no valid record
+	// has appeared for this long (a journal that never appears or
+	// disappears is then an error); 0 means DefaultFollowIdle.
 	Idle time.Duration
 	// Poll is how often, at least, a growing journal is read again (more
 	// often when an event arrives); 0 means 200 ms.
 	Poll time.Duration
 	// Status, when set, is called every Poll and once the session ended.
 	Status func(FollowStatus)
+	// Logger receives the follow's warnings (a camera encoded again because
+	// its file changed); nil discards them.
+	Logger *slog.Logger
 }
 
 // FollowStatus is where a followed export stands.
@@ -95,25 +101,29 @@ func Follow(ctx context.Context, sessionDir, shardDir string, opts Options, fo F
 	if fo.Poll <= 0 {
 		fo.Poll = defaultFollowPoll
 	}
-	enc, _, err := checkOptions(sessionDir, shardDir, opts)
+	enc, inputs, err := checkOptions(sessionDir, shardDir, opts)
 	if err != nil {
 		return nil, err
 	}
-	abs, err := filepath.Abs(shardDir)
+	// The destination is staged, under its lock, before anything else: a
+	// second writer (another follow, an export) is refused now, not at the
+	// end, and the follow's work lies inside the staging directory, so that
+	// what a killed follow leaves is removed by the next run into the
+	// destination, as every staging directory is.
+	st, err := output.Stage(shardDir, output.StageOptions{Replace: opts.Replace, Kind: output.KindShard, Inputs: inputs})
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+	defer func() { _ = st.Abort() }() // nothing after the commit
+	work := filepath.Join(st.Dir(), followWorkDir)
+	if err := os.Mkdir(work, 0o755); err != nil {
 		return nil, err
 	}
-	// The parts lie beside the shard, on its file system, and go at the end
-	// whatever happens.
-	work, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".follow-")
-	if err != nil {
-		return nil, err
+	log := fo.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
-	defer os.RemoveAll(work)
-	f := &follower{opts: opts, enc: enc, work: work, workers: map[string]*cameraWorker{}}
+	f := &follower{opts: opts, enc: enc, work: work, log: log, workers: map[string]*cameraWorker{}}
 	wctx, cancel := context.WithCancel(ctx)
 	defer func() {
 		cancel()
@@ -121,8 +131,12 @@ func Follow(ctx context.Context, sessionDir, shardDir string, opts Options, fo F
 	}()
 	f.ctx = wctx
 
-	var seen journalSize
-	lastGrowth := time.Now()
+	// The recorder is alive while valid records appear: not while files
+	// grow (a preallocating recorder writes in place) or exist. The clock
+	// starts with the follow, so that a session path that never shows a
+	// journal ends the follow as a recorder gone silent does.
+	lastRecord := time.Now()
+	records := 0
 	// The journal is watched every followTick, reading only what was
 	// appended; it is opened again (read whole) when an event or END
 	// arrives, and otherwise at most every openEvery, which grows with
@@ -135,12 +149,13 @@ func Follow(ctx context.Context, sessionDir, shardDir string, opts Options, fo F
 	tick := time.NewTicker(followTick)
 	defer tick.Stop()
 	for {
-		if size := sizeOfJournal(sessionDir); size != seen {
-			seen, lastGrowth = size, time.Now()
-		}
 		a, err := watcher.Poll()
-		if err != nil {
-			return nil, err
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err // a segment that vanished is judged below
+		}
+		if a.Records > 0 {
+			records += a.Records
+			lastRecord = time.Now()
 		}
 		pending = pending || a.Records > 0
 		if pending && (a.End || a.Events > 0 || time.Since(lastOpen) >= openEvery) {
@@ -155,9 +170,12 @@ func Follow(ctx context.Context, sessionDir, shardDir string, opts Options, fo F
 				f.update(j)
 			}
 		}
-		// Before the journal's first segment appears there is no recorder
-		// to lose: the follow waits for it (a signal stops it).
-		idle := seen != (journalSize{}) && time.Since(lastGrowth) >= fo.Idle
+		idle := time.Since(lastRecord) >= fo.Idle
+		if idle && !f.ended {
+			if err := lostJournal(sessionDir, records, fo.Idle); err != nil {
+				return nil, err
+			}
+		}
 		ended := f.ended || idle
 		if fo.Status != nil && (ended || time.Since(lastStatus) >= fo.Poll) {
 			lastStatus = time.Now()
@@ -174,34 +192,35 @@ func Follow(ctx context.Context, sessionDir, shardDir string, opts Options, fo F
 	}
 	f.finish()
 	opts.followed = f
+	opts.staged = st
 	return Export(ctx, sessionDir, shardDir, opts)
 }
 
-// journalSize identifies how far a journal has been written.
-type journalSize struct {
-	segments int
-	bytes    int64
-}
+// followWorkDir, inside the staging directory, holds a follow's camera
+// parts until the export at the end has joined them; it never reaches the
+// shard.
+const followWorkDir = ".follow"
 
-// sizeOfJournal returns the segments' count and total size; the zero value
-// when there is no journal yet.
-func sizeOfJournal(sessionDir string) journalSize {
-	var s journalSize
-	entries, err := os.ReadDir(filepath.Join(sessionDir, "journal"))
-	if err != nil {
-		return s
+// lostJournal is the error of a follow whose recorder went silent for idle
+// because the session's journal is not there: it never appeared (a
+// mistyped session path, a recorder that never started) or it disappeared
+// after records were read (the session moved or deleted after a crash).
+// A journal that is there is exported as it is.
+func lostJournal(sessionDir string, records int, idle time.Duration) error {
+	dir := filepath.Join(sessionDir, "journal")
+	_, err := os.Stat(dir)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
-	for _, e := range entries {
-		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
-			s.segments++
-			s.bytes += info.Size()
-		}
+	if records == 0 {
+		return fmt.Errorf("export: follow: no journal appeared at %s within --follow-idle %s (is the session path right? a recorder creates it when it starts): %w", dir, idle, err)
 	}
-	return s
+	return fmt.Errorf("export: follow: the journal %s disappeared after %d records were read (the session was moved or deleted while it was followed): %w", dir, records, err)
 }
 
 // follower is the state of one Follow.
 type follower struct {
+	log   *slog.Logger
 	opts  Options
 	enc   video.EncoderOptions
 	work  string
@@ -401,7 +420,7 @@ func (f *follower) encoder(stream string, fallback encodeFunc) encodeFunc {
 	return func(ctx context.Context, sources []video.Source, episodes []video.EpisodeTimes, eo video.ExportOptions) (video.CameraResult, error) {
 		res, err := w.complete(ctx, sources, episodes, eo)
 		if errors.Is(err, errFollowFallback) {
-			slog.Debug("follow: camera encoded at the end", "camera", stream, "why", err)
+			f.log.Debug("follow: camera encoded at the end", "camera", stream, "why", err)
 			w.release()
 			return fallback(ctx, sources, episodes, eo)
 		}
@@ -438,6 +457,8 @@ type cameraWorker struct {
 	behind   map[int64]bool // items (by start) the pass had left behind
 	skipped  int64
 	finished chan struct{}
+	// prints identify the bytes the pass read, once it is released.
+	prints []video.ReadPrint
 }
 
 func newCameraWorker(f *follower, stream, dir string, eo video.ExportOptions) *cameraWorker {
@@ -664,7 +685,11 @@ func (w *cameraWorker) progress(episodes []plan.Episode) (done int, seconds floa
 
 // complete is the camera's encode in the batch export at the end: the
 // parts of the final episodes, the missing ones encoded by the same pass,
-// joined into the shard's files.
+// joined into the shard's files. The pass must have read the bytes the
+// batch export reads: a camera file that no longer begins with what the
+// pass read (rewritten or cut short by a recorder that broke its
+// append-only promise) makes the camera be encoded again from its files
+// as they are now, as a batch export encodes it.
 func (w *cameraWorker) complete(ctx context.Context, sources []video.Source, episodes []video.EpisodeTimes, eo video.ExportOptions) (video.CameraResult, error) {
 	<-w.finished
 	if w.cur != nil {
@@ -673,7 +698,25 @@ func (w *cameraWorker) complete(ctx context.Context, sources []video.Source, epi
 		w.cur.Abort()
 		w.cur = nil
 	}
-	if w.err != nil || w.enc == nil {
+	if w.enc == nil {
+		return video.CameraResult{}, fmt.Errorf("%w: %v", errFollowFallback, w.err)
+	}
+	res, err := w.completeParts(ctx, sources, episodes, eo)
+	if errors.Is(err, errFollowFallback) {
+		// The pass's reads are over once it is released.
+		w.release()
+		if cerr := w.checkReads(); cerr != nil {
+			w.f.log.Warn("follow: a camera file changed under the follow; encoding the camera again from its files as they are now",
+				"camera", w.stream, "why", cerr)
+			return video.CameraResult{}, fmt.Errorf("%w: %w", errFollowFallback, cerr)
+		}
+	}
+	return res, err
+}
+
+// completeParts is complete's work once the pass is known to exist.
+func (w *cameraWorker) completeParts(ctx context.Context, sources []video.Source, episodes []video.EpisodeTimes, eo video.ExportOptions) (video.CameraResult, error) {
+	if w.err != nil {
 		return video.CameraResult{}, fmt.Errorf("%w: %v", errFollowFallback, w.err)
 	}
 	if !sameCameraInputs(w.sources, w.eo, sources, eo) {
@@ -686,17 +729,20 @@ func (w *cameraWorker) complete(ctx context.Context, sources []video.Source, epi
 			continue
 		}
 		p, err := w.enc.EncodePart(ctx, e, ep, filepath.Join(w.dir, "end-"+video.PartName(e)))
-		if errors.Is(err, video.ErrBehind) {
-			return video.CameraResult{}, fmt.Errorf("%w: %v", errFollowFallback, err)
-		}
 		if err != nil {
-			return video.CameraResult{}, err
+			// An error may come from bytes that changed under the pass:
+			// complete judges by the reads.
+			return video.CameraResult{}, fmt.Errorf("%w: %w", errFollowFallback, err)
 		}
 		parts = append(parts, p)
 	}
 	res, err := w.enc.Finish(eo.DecodeAll)
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("%w: %w", errFollowFallback, err)
+	}
+	w.prints = w.enc.ReadPrints()
+	if err := w.checkReads(); err != nil {
+		return res, fmt.Errorf("%w: %w", errFollowFallback, err)
 	}
 	if res.Episodes, res.Files, err = video.PlaceParts(ctx, parts, eo); err != nil {
 		return res, err
@@ -711,7 +757,19 @@ func (w *cameraWorker) complete(ctx context.Context, sources []video.Source, epi
 	return res, nil
 }
 
-// release frees the worker's decoders and encoder state.
+// checkReads checks that every camera file still begins with the bytes the
+// pass read of it.
+func (w *cameraWorker) checkReads() error {
+	for _, p := range w.prints {
+		if err := p.Check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// release frees the worker's decoders and encoder state, keeping what the
+// pass read (checkReads).
 func (w *cameraWorker) release() {
 	w.mu.Lock()
 	enc := w.enc
@@ -719,6 +777,7 @@ func (w *cameraWorker) release() {
 	w.mu.Unlock()
 	if enc != nil {
 		enc.Close()
+		w.prints = enc.ReadPrints()
 	}
 }
 

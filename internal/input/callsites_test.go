@@ -28,6 +28,7 @@ var notInputs = map[string]string{
 	"internal/output/file.go syncPath":                      "fsyncs a directory or a file the tool wrote itself",
 	"internal/video/join.go open":                           "reads back the output file it is writing",
 	"internal/synth/session/journal.go corruptFirstSegment": "damages a segment synth has just written",
+	"internal/synth/session/journal.go tearLastRecord":      "tears the last record of a segment synth has just written",
 	"internal/synth/live.go growCamera":                     "copies a camera file synth has just encoded into the one it is growing",
 }
 

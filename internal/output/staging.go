@@ -49,6 +49,7 @@ type Staging struct {
 	kind    string
 	replace bool
 	done    bool
+	scratch bool // made by Scratch: never committed
 	lock    *DestinationLock
 }
 
@@ -82,6 +83,35 @@ func Stage(dest string, opts StageOptions) (*Staging, error) {
 		return nil, err
 	}
 	st.lock = lock
+	return st, nil
+}
+
+// Scratch makes a work directory for a command that writes dest in place
+// rather than by a commit (synth --live replays a session into it as a
+// recorder would). It follows the staging rule all the same: it takes
+// dest's lock (ErrDestinationBusy when another process holds it), removes
+// the staging directories killed runs left, and makes a staging directory
+// beside dest, which Abort removes. Commit refuses it.
+func Scratch(dest string) (*Staging, error) {
+	abs, err := filepath.Abs(dest)
+	if err != nil {
+		return nil, err
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	if err != nil {
+		return nil, fmt.Errorf("output: scratch for %s: %w", dest, err)
+	}
+	resolved := filepath.Join(parent, filepath.Base(abs))
+	lock, err := LockDestination(resolved)
+	if err != nil {
+		return nil, err
+	}
+	st, err := stageLocked(resolved, "", false)
+	if err != nil {
+		_ = lock.Unlock()
+		return nil, err
+	}
+	st.lock, st.scratch = lock, true
 	return st, nil
 }
 
@@ -124,6 +154,9 @@ func (s *Staging) Dir() string { return s.tmp }
 func (s *Staging) Commit() error {
 	if s.done {
 		return fmt.Errorf("output: commit %s: already committed or aborted", s.dest)
+	}
+	if s.scratch {
+		return fmt.Errorf("output: commit %s: a scratch directory is never committed", s.dest)
 	}
 	defer s.unlock()
 	if err := writeOutputMarker(s.tmp, s.kind); err != nil {

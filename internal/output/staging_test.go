@@ -207,3 +207,36 @@ func TestStaleStagingOnlyWhenOwnerGone(t *testing.T) {
 		t.Errorf("staging of a gone writer survived: %v", err)
 	}
 }
+
+// A scratch directory is a staging directory of its destination: made
+// under the destination's lock, removed by the next Scratch or Stage after
+// its owner was killed, never committed, gone after Abort.
+func TestScratchFollowsTheStagingRule(t *testing.T) {
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "session")
+	killed, err := Scratch(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Scratch(dest); !errors.Is(err, ErrDestinationBusy) {
+		t.Fatalf("a second scratch while the first is held: %v, want ErrDestinationBusy", err)
+	}
+	// Killed: its lock goes with the process, its directory stays.
+	_ = killed.lock.Unlock()
+	st, err := Scratch(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(killed.Dir()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the killed run's scratch %s is still there: %v", killed.Dir(), err)
+	}
+	if err := st.Commit(); err == nil {
+		t.Error("a scratch directory was committed")
+	}
+	if err := st.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("left after Abort: %v", entries)
+	}
+}

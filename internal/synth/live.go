@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/synth/session"
 )
 
@@ -28,24 +29,27 @@ import (
 // everything was written.
 //
 // The pictures take encoding, which a recorder does as it records, so the
-// whole session is made first in a hidden directory beside dir and then
-// replayed into dir at its pace. A cancelled ctx stops the replay.
+// whole session is made first in a staging directory beside dir (under
+// dir's lock, output.Scratch) and then replayed into dir at its pace. A
+// cancelled ctx stops the replay.
 func WriteLive(ctx context.Context, dir string, opts Options, speed float64) (*Result, error) {
 	if speed <= 0 || math.IsInf(speed, 0) || math.IsNaN(speed) {
 		return nil, fmt.Errorf("synth: speed %v: want a positive number (1 is real time)", speed)
 	}
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return nil, fmt.Errorf("synth: %s is not empty", dir)
-	}
 	if err := os.MkdirAll(filepath.Dir(filepath.Clean(dir)), 0o755); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), "."+filepath.Base(dir)+".synth-live-")
+	// The whole session is made in a staging directory of dir, under dir's
+	// lock: a killed run's is removed by the next run into dir.
+	scratch, err := output.Scratch(dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("synth: %w", err)
 	}
-	defer os.RemoveAll(tmp)
-	whole := filepath.Join(tmp, "session")
+	defer func() { _ = scratch.Abort() }()
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("synth: %s is not empty", dir)
+	}
+	whole := filepath.Join(scratch.Dir(), "session")
 	res, cams, err := write(ctx, whole, opts)
 	if err != nil {
 		return nil, err

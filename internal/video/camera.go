@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/asticode/go-astiav"
@@ -420,6 +421,11 @@ func (c *CameraEncoder) Finish(decodeAll bool) (CameraResult, error) {
 	res.Sources = c.cursor.reports
 	return res, nil
 }
+
+// ReadPrints identify the bytes the pass read of every source that might
+// still change (a Source with Final), in order; valid after Finish or
+// Close.
+func (c *CameraEncoder) ReadPrints() []ReadPrint { return slices.Clone(c.cursor.prints) }
 
 // Close releases the decoders and the frames held; safe after Finish and
 // more than once.

@@ -1,8 +1,11 @@
 package video
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -160,6 +163,7 @@ type growingFile struct {
 	pos   int64
 	final func() bool
 	stop  <-chan struct{}
+	sum   hash.Hash // of the bytes [0, pos) read; nil before the first
 }
 
 // wait sleeps one poll; errStopped when the pass is stopped.
@@ -213,6 +217,10 @@ func (g *growingFile) read(b []byte) (int, error) {
 		done := g.final()
 		n, err := g.f.ReadAt(b, g.pos)
 		if n > 0 {
+			if g.sum == nil {
+				g.sum = sha256.New()
+			}
+			g.sum.Write(b[:n])
 			g.pos += int64(n)
 			return n, nil
 		}
@@ -226,6 +234,67 @@ func (g *growingFile) read(b []byte) (int, error) {
 			return 0, err
 		}
 	}
+}
+
+// print identifies what the reads returned: the file's first pos bytes.
+func (g *growingFile) print() ReadPrint {
+	p := ReadPrint{Path: g.path, Bytes: g.pos}
+	if g.sum == nil {
+		g.sum = sha256.New()
+	}
+	g.sum.Sum(p.SHA256[:0])
+	return p
+}
+
+// ReadPrint identifies the bytes a followed export read of a camera file
+// that might still change: its first Bytes bytes, by their SHA-256. The
+// recorder promises to append only; a file that no longer begins with
+// these bytes was rewritten or cut after it was read, and what was decoded
+// from it is not what a batch export decodes.
+type ReadPrint struct {
+	Path   string
+	Bytes  int64
+	SHA256 [sha256.Size]byte
+}
+
+// printFile is the ReadPrint of the whole file at path.
+func printFile(path string) (ReadPrint, error) {
+	f, err := input.Open(path)
+	if err != nil {
+		return ReadPrint{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return ReadPrint{}, fmt.Errorf("%s: %w", path, err)
+	}
+	p := ReadPrint{Path: path, Bytes: n}
+	h.Sum(p.SHA256[:0])
+	return p, nil
+}
+
+// Check returns an error naming the file when it no longer begins with the
+// bytes that were read.
+func (p ReadPrint) Check() error {
+	f, err := input.Open(p.Path)
+	if err != nil {
+		return fmt.Errorf("%s changed after the follow read it: %w", p.Path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.NewSectionReader(f, 0, p.Bytes))
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.Path, err)
+	}
+	if n < p.Bytes {
+		return fmt.Errorf("%s changed after the follow read it: %d bytes were read, it now holds %d (the file shrank)", p.Path, p.Bytes, n)
+	}
+	var sum [sha256.Size]byte
+	if h.Sum(sum[:0]); sum != p.SHA256 {
+		return fmt.Errorf("%s changed after the follow read it: its first %d bytes were rewritten (SHA-256 %x, read as %x)", p.Path, p.Bytes, sum[:8], p.SHA256[:8])
+	}
+	return nil
 }
 
 func (g *growingFile) close() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -146,5 +147,65 @@ func TestGrowingFileStops(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a stopped read still waits")
+	}
+}
+
+// What a followed pass read of a camera file is identified by its bytes:
+// the file may grow after it, but a file cut below what was read, or
+// rewritten within it, no longer matches, whatever its name and size.
+func TestReadPrintCheck(t *testing.T) {
+	t.Parallel()
+	content := bytes.Repeat([]byte("camera bytes "), 100)
+	for _, c := range []struct {
+		name   string
+		change func(path string) error
+		want   string // "" for no error
+	}{
+		{"unchanged", func(string) error { return nil }, ""},
+		{"appended", func(p string) error { return os.WriteFile(p, append(slices.Clone(content), "more"...), 0o644) }, ""},
+		{"shrunk", func(p string) error { return os.Truncate(p, int64(len(content)/2)) }, "the file shrank"},
+		{"rewritten, same size", func(p string) error {
+			b := slices.Clone(content)
+			b[len(b)/3] ^= 1
+			return os.WriteFile(p, b, 0o644)
+		}, "were rewritten"},
+		{"removed", func(p string) error { return os.Remove(p) }, "changed after the follow read it"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "front.webm")
+			if err := os.WriteFile(path, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// Read as it grows, to the end, and whole: the same print.
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := &growingFile{path: path, f: f, final: func() bool { return true }}
+			buf := make([]byte, 100)
+			for {
+				if _, err := g.read(buf); err != nil {
+					break
+				}
+			}
+			g.close()
+			whole, err := printFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.print() != whole {
+				t.Fatalf("read as it grew %+v, read whole %+v", g.print(), whole)
+			}
+			if err := c.change(path); err != nil {
+				t.Fatal(err)
+			}
+			err = whole.Check()
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("Check: %v, want nil", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("Check: %v, want an error saying %q", err, c.want)
+			}
+		})
 	}
 }

@@ -51,6 +51,11 @@ type sourceCursor struct {
 	// more, when set, returns the camera's files so far (sources is a
 	// prefix of them) and whether that list is final (ExportOptions.MoreSources).
 	more func() ([]Source, bool)
+	// prints identify the bytes read of every file that might still change
+	// (a Source with Final), in order; curPrint is the current file's when
+	// it was read whole.
+	prints   []ReadPrint
+	curPrint *ReadPrint
 }
 
 func newSourceCursor(sources []Source, threads int) *sourceCursor {
@@ -84,6 +89,15 @@ func (c *sourceCursor) next() (*heldFrame, error) {
 				var err error
 				if grow, err = awaitSource(src.Path, src.Final, c.stop); err != nil {
 					return nil, fmt.Errorf("source %d: %s: %w", c.cur, src.Path, err)
+				}
+				if grow == nil {
+					// Complete: FFmpeg reads it itself; what it reads is the
+					// file as it is now.
+					p, err := printFile(src.Path)
+					if err != nil {
+						return nil, fmt.Errorf("source %d: %w", c.cur, err)
+					}
+					c.curPrint = &p
 				}
 			}
 			d, err := openGrowingDecoder(src.Path, grow, c.threads)
@@ -165,6 +179,7 @@ func (c *sourceCursor) finishFile() {
 	rep.Packets = d.packets
 	rep.BytesRead = d.bytesRead
 	rep.Complete = true
+	c.takePrint()
 	switch {
 	case d.readErr != nil:
 		rep.Truncated, rep.Err = true, d.readErr.Error()
@@ -178,8 +193,20 @@ func (c *sourceCursor) finishFile() {
 	c.cur++
 }
 
+// takePrint keeps the ReadPrint of the current file, if it has one.
+func (c *sourceCursor) takePrint() {
+	switch {
+	case c.dec != nil && c.dec.grow != nil:
+		c.prints = append(c.prints, c.dec.grow.print())
+	case c.curPrint != nil:
+		c.prints = append(c.prints, *c.curPrint)
+	}
+	c.curPrint = nil
+}
+
 func (c *sourceCursor) close() {
 	if c.dec != nil {
+		c.takePrint()
 		rep := &c.reports[c.cur]
 		rep.Packets = c.dec.packets
 		rep.BytesRead = c.dec.bytesRead

@@ -107,11 +107,12 @@ func sensorGens(session journal.Session, seed uint64) []*sensorGen {
 // for a crash, a torn record instead.
 func writeJournal(dir string, session journal.Session, spec *taskspec.Spec, specJSON []byte,
 	tl timeline, cams []CameraFile, opts Options, res *Result, pace func(t int64) error) error {
-	w, err := journal.NewWriter(dir, journal.WriterOptions{SegmentSize: opts.SegmentSize})
+	wopts := journal.WriterOptions{SegmentSize: opts.SegmentSize, Preallocate: opts.Preallocate}
+	w, err := journal.NewWriter(dir, wopts)
 	if err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
-	defer w.Close()
+	defer func() { _ = w.Close() }()
 	if err := w.WriteSession(session); err != nil {
 		return err
 	}
@@ -131,11 +132,21 @@ func writeJournal(dir string, session journal.Session, spec *taskspec.Spec, spec
 	}
 	var batch sampleBatch
 	events := tl.events
+	restartAt := int64(-1)
+	if opts.Faults.Restart {
+		restartAt = tl.end / 2
+	}
 	for w0 := int64(0); w0 <= tl.end; w0 += batchWindow {
 		w1 := min(w0+batchWindow, tl.end+1)
 		if pace != nil {
 			// A recorder appends a batch once its time has passed.
 			if err := pace(w1); err != nil {
+				return err
+			}
+		}
+		if restartAt >= 0 && w0 >= restartAt {
+			restartAt = -1
+			if w, err = restart(w, dir, session, wopts, w0, res); err != nil {
 				return err
 			}
 		}
@@ -185,6 +196,78 @@ func writeJournal(dir string, session journal.Session, spec *taskspec.Spec, spec
 	return w.Close()
 }
 
+// restart crashes the recorder of w at time t, tearing the record it was
+// appending, and starts it again as a restarted recorder does: a new
+// segment whose first record is the session's SESSION record.
+func restart(w *journal.Writer, dir string, session journal.Session, wopts journal.WriterOptions, t int64, res *Result) (*journal.Writer, error) {
+	if err := w.WriteEvent(journal.Event{T: t, Kind: journal.EventPrompt, Text: "torn"}); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	torn, err := tearLastRecord(dir)
+	if err != nil {
+		return nil, err
+	}
+	nw, err := journal.NewWriter(dir, wopts)
+	if err != nil {
+		return nil, fmt.Errorf("synth: %w", err)
+	}
+	if err := nw.WriteSession(session); err != nil {
+		_ = nw.Close()
+		return nil, err
+	}
+	res.Faults = append(res.Faults, fmt.Sprintf("restart: the recorder crashed at %.3f s (%s) and restarted in a new segment", float64(t)/1e9, torn))
+	return nw, nil
+}
+
+// tearLastRecord damages the last record of the journal's last segment as a
+// crash in the middle of its append leaves it: the file cut before its last
+// 20 bytes, or, in a preallocated segment, those bytes still zero. It says
+// what it did.
+func tearLastRecord(dir string) (string, error) {
+	segments, err := filepath.Glob(filepath.Join(dir, "journal", "*.cjl"))
+	if err != nil || len(segments) == 0 {
+		return "", fmt.Errorf("synth: no journal segments to tear: %v", err)
+	}
+	last := segments[len(segments)-1]
+	f, err := os.OpenFile(last, os.O_RDWR, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	fr := journal.NewFrameReader(f, journal.SegmentHeaderSize, fi.Size())
+	start, end := int64(-1), int64(-1)
+	for {
+		off := fr.Offset()
+		if _, _, err := fr.Next(); err != nil {
+			break
+		}
+		start, end = off, fr.Offset()
+	}
+	const cut = 20 // of a record of about 60 bytes
+	if end < journal.SegmentHeaderSize+cut {
+		return "", fmt.Errorf("synth: %s has no record to tear", last)
+	}
+	if end == fi.Size() {
+		err = f.Truncate(end - cut)
+	} else {
+		_, err = f.WriteAt(make([]byte, cut), end-cut)
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := f.Sync(); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("last record of %s (offset %d, %d bytes) torn, its last %d bytes lost", filepath.Base(last), start, end-start, cut), nil
+}
+
 // tearTail appends one more event and cuts it in half, as power loss in the
 // middle of an append leaves the last segment.
 func tearTail(w *journal.Writer, dir string, res *Result) error {
@@ -194,20 +277,11 @@ func tearTail(w *journal.Writer, dir string, res *Result) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	segments, err := filepath.Glob(filepath.Join(dir, "journal", "*.cjl"))
-	if err != nil || len(segments) == 0 {
-		return fmt.Errorf("synth: no journal segments to tear: %v", err)
-	}
-	last := segments[len(segments)-1]
-	fi, err := os.Stat(last)
+	torn, err := tearLastRecord(dir)
 	if err != nil {
 		return err
 	}
-	const cut = 20 // of a record of about 60 bytes
-	if err := os.Truncate(last, fi.Size()-cut); err != nil {
-		return err
-	}
-	res.Faults = append(res.Faults, fmt.Sprintf("crash: no END, last record of %s torn (%d bytes cut)", filepath.Base(last), cut))
+	res.Faults = append(res.Faults, "crash: no END, "+torn)
 	return nil
 }
 

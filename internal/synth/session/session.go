@@ -130,6 +130,11 @@ type Options struct {
 	// SegmentSize is the journal's segment rolling size; 0 means the writer's
 	// default.
 	SegmentSize int64
+	// Preallocate writes the journal as a recorder that reserves each
+	// segment's space does: every segment is SegmentSize bytes of zeros from
+	// its start and records are written into it in place, so its size never
+	// changes while it records.
+	Preallocate bool
 	// Motion is what the sensor values are: MotionIndex ("", the default)
 	// codes them with their sample's index, MotionArm moves an arm.
 	Motion Motion
@@ -150,6 +155,12 @@ type Faults struct {
 	// Corrupt flips a byte inside a record in the middle of the first
 	// segment (the session then needs salvage to be read).
 	Corrupt bool
+	// Restart crashes the recorder half way through the session, tearing
+	// the record it was appending, and restarts it at once: the restarted
+	// recorder starts a new segment with the session's SESSION record and
+	// records the rest of the session (docs/journal-format.md, "A recorder
+	// restart").
+	Restart bool
 }
 
 func (o Options) timeScale() float64 {
