@@ -119,7 +119,7 @@ release-check: image build
 		bash tests/release/run.sh $(DIST)/ceres-export-linux-$$a $(BIN) --arch $$a --wheel "$$wheel" \
 			--notices $(DIST)/THIRD_PARTY_NOTICES-linux-$$a --image $(DIST)/ceres-export-image-linux-$$a.tar; \
 	done
-	CERES_EXPORT=$(DIST)/ceres-export-linux-$(LIBS_ARCH) bash tests/release/notices_test.sh
+	CERES_EXPORT=$(DIST)/ceres-export-linux-$(firstword $(RELEASE_ARCHES)) bash tests/release/notices_test.sh
 	bash tests/release/source_test.sh $(DIST)/ceres-export-*-source.tar.gz $(BIN)
 
 # demo: the main job on the embedded default (the contract's example
