@@ -38,7 +38,7 @@ type decoder struct {
 }
 
 // openDecoder opens path and its first video stream's decoder. threads is
-// the decoder thread count (0 = auto).
+// the decoder thread count; 0 means one (decoderThreads).
 func openDecoder(path string, threads int) (_ *decoder, err error) {
 	return openGrowingDecoder(path, nil, threads)
 }
@@ -112,11 +112,26 @@ func (d *decoder) openCodec(threads int) error {
 		return fmt.Errorf("%s: decoder parameters: %w", d.path, err)
 	}
 	d.dec.SetTimeBase(d.tb)
-	d.dec.SetThreadCount(threads)
+	d.dec.SetThreadCount(decoderThreads(threads))
 	if err := d.dec.Open(codec, nil); err != nil {
 		return fmt.Errorf("%s: open decoder %s: %w", d.path, codec.Name(), err)
 	}
 	return nil
+}
+
+// decoderThreads is the thread count a decoder is opened with: threads, or
+// one for 0. Never FFmpeg's automatic count: that is sized by the CPUs the
+// process may run on (its affinity, so a SLURM or Kubernetes CPU set), and
+// a frame-threaded decoder yields fewer frames of a file cut short the
+// more threads it has (an H.264 camera file with B-frames whose last
+// packet is cut: 689 frames with one thread, 687 with three), which moves
+// the frames an export picks and so its bytes. One thread yields every
+// frame the file holds.
+func decoderThreads(threads int) int {
+	if threads <= 0 {
+		return 1
+	}
+	return threads
 }
 
 // next returns the next frame in presentation order, valid until the next
