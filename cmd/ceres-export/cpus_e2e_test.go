@@ -24,8 +24,8 @@ import (
 // and a shard must not say which. An encoder or decoder that sizes its
 // thread pool from the CPUs it may run on (x264's and FFmpeg's "auto")
 // fails it: x264 codes frames differently with another thread count, and a
-// frame-threaded decoder yields fewer frames of a file cut short the more
-// threads it has.
+// frame-threaded decoder reports the damage of a file cut short elsewhere
+// (and, while its drain stopped there, yielded fewer of its frames).
 func TestE2EExportBytesIndependentOfCPUs(t *testing.T) {
 	taskset := testenv.Tool(t, "taskset", "", "util-linux")
 	var cpus unix.CPUSet

@@ -63,7 +63,9 @@
 // preset and svtav1-params fast-decode=N:hierarchical-levels=4[:lp=Threads]
 // for libsvtav1 (the levels FFmpeg 5.1's wrapper set, so that the AV1 bytes
 // stay as they were; FFmpeg 7.1's wrapper ignores thread_count); g, crf,
-// preset, bf=0 and thread_count for libx264. Every option must be consumed
+// preset, bf=0 and thread_count (DefaultX264Threads unless given: never
+// counted from the CPUs, x264's bytes depend on it) for libx264; decoders
+// run DefaultDecoderThreads. Every option must be consumed
 // by the encoder. Colour: colorspace, primaries and transfer are copied
 // from the first source frame when it states them (scaling keeps the YUV
 // matrix), the range is always tv (limited).

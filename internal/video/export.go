@@ -76,8 +76,8 @@ type ExportOptions struct {
 	Width, Height int
 	// Encoder settings; zero value = LeRobot's default (SVT-AV1).
 	Encoder EncoderOptions
-	// DecoderThreads is the decoders' thread count; 0 means one, whatever
-	// the machine (decoderThreads says why).
+	// DecoderThreads is the decoders' thread count; 0 means
+	// DefaultDecoderThreads, whatever the machine.
 	DecoderThreads int
 	// MaxFileBytes: a new output file starts before an episode when the
 	// current file's payload plus the episode's (known exactly: each
