@@ -36,7 +36,7 @@ func TestE2EBatchKubernetesPodRuns(t *testing.T) {
 	mount := t.TempDir()
 	synth := filepath.Join(mount, "sessions", "a")
 	mustRun(t, "synth", "-o", synth, "--time-scale", "0.1", "--width", "64", "--height", "48")
-	manifest := `{"schema_version": 1, "campaign_id": "k", "settings": {"s": {"export": {"vcodec": "h264", "no_report": true}}},
+	manifest := `{"schema_version": 1, "campaign_id": "k", "settings": {"s": {"export": {"vcodec": "h264"}}},
 		"cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "sessions/a"}]}`
 	if err := os.WriteFile(filepath.Join(mount, "c.json"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
@@ -58,12 +58,16 @@ func TestE2EBatchKubernetesPodRuns(t *testing.T) {
 	pod, _, cancel := binaryCommand(c.Args...)
 	defer cancel()
 	pod.Dir = t.TempDir()
-	pod.Env = append(os.Environ(), "JOB_COMPLETION_INDEX=0", "TMPDIR="+filepath.Join(pod.Dir, "missing"))
+	// A scratch image's environment: no HOME, and a TMPDIR that is not
+	// there, as a read-only root file system would leave it.
+	pod.Env = []string{"JOB_COMPLETION_INDEX=0", "TMPDIR=" + filepath.Join(pod.Dir, "missing")}
 	if b, err := pod.CombinedOutput(); err != nil {
 		t.Fatalf("the pod's batch %q: %v\n%s", c.Args, err, b)
 	}
-	if _, err := os.Stat(filepath.Join(mount, "out", "k__a__s__run-1", "meta", "info.json")); err != nil {
-		t.Errorf("the pod wrote no shard: %v", err)
+	for _, f := range []string{"meta/info.json", "ceres/report.html"} {
+		if _, err := os.Stat(filepath.Join(mount, "out", "k__a__s__run-1", f)); err != nil {
+			t.Errorf("the pod wrote no shard: %v", err)
+		}
 	}
 	for _, bad := range []struct {
 		name string
