@@ -167,7 +167,13 @@ func TestKubernetesJobDefaultResources(t *testing.T) {
 // by SIGTERM (exit 4), and a failure that stands (1) or a manifest error
 // (2) found while stopping does not make it the index's fault either.
 func TestKubernetesJobDisruptionRuleFirst(t *testing.T) {
-	rules := strictJob(t, kubeManifest(t, plainTasks), kubeOptions()).Spec.PodFailurePolicy.Rules
+	spec := strictJob(t, kubeManifest(t, plainTasks), kubeOptions()).Spec
+	// The replacement of a pod being stopped starts only once that pod
+	// has terminated: never two writers of one index's tasks.
+	if spec.PodReplacementPolicy == nil || *spec.PodReplacementPolicy != batchv1.Failed {
+		t.Errorf("podReplacementPolicy %v, want Failed", spec.PodReplacementPolicy)
+	}
+	rules := spec.PodFailurePolicy.Rules
 	if len(rules) != 2 || rules[0].Action != batchv1.PodFailurePolicyActionIgnore || len(rules[0].OnPodConditions) != 1 ||
 		rules[0].OnPodConditions[0].Type != corev1.DisruptionTarget ||
 		rules[1].Action != batchv1.PodFailurePolicyActionFailIndex || rules[1].OnExitCodes == nil {

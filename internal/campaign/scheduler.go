@@ -580,10 +580,14 @@ func KubernetesJob(campaignID string, tasks []Task, o KubernetesOptions) ([]byte
 		"kind":       "Job",
 		"metadata":   meta,
 		"spec": map[string]any{
-			"completionMode":          "Indexed",
-			"completions":             o.ArrayCount,
-			"parallelism":             o.ArrayCount,
-			"backoffLimitPerIndex":    backoff,
+			"completionMode":       "Indexed",
+			"completions":          o.ArrayCount,
+			"parallelism":          o.ArrayCount,
+			"backoffLimitPerIndex": backoff,
+			// A pod being stopped is replaced only once it has
+			// terminated, so that an index never has two writers (the
+			// default with a podFailurePolicy, said here).
+			"podReplacementPolicy":    "Failed",
 			"maxFailedIndexes":        maxFailed,
 			"activeDeadlineSeconds":   int64(deadline / time.Second),
 			"ttlSecondsAfterFinished": int64(ttl / time.Second),
