@@ -701,18 +701,36 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 func newBatchKubernetesCmd(s streams) *cobra.Command {
 	var sel campaign.Selection
 	var out, image, namespace, claim, mount, binary, license string
-	var count, jobs, cpus int
-	var waitBusy time.Duration
+	var count, jobs, cpus, maxFailed int
+	var waitBusy, deadline, ttl time.Duration
 	cmd := &cobra.Command{
-		Use:   "kubernetes MANIFEST -o OUT --image IMAGE [flags]",
+		Use:   "kubernetes MANIFEST -o OUT --image IMAGE --claim PVC --mount DIR [flags]",
 		Short: "Print a Kubernetes Indexed Job for a campaign",
 		Long: `Print a Kubernetes Indexed Job (batch/v1, JSON, for kubectl apply -f -) whose
 completion index i exports share i of the selected tasks, as a SLURM array
-task does. Paths are as the pods see them (on --claim mounted at --mount).` +
-			exitstatus.Help("printed", exitstatus.UsageError, exitstatus.Manifest),
+task does. The pods read and write only the PersistentVolumeClaim --claim,
+mounted at --mount: the manifest, every session and OUT must lie under
+--mount, at the paths this host sees them (relative paths are made
+absolute here: a pod starts in its image's working directory). The pods
+run as the image's user 65532 with a read-only root file system, no
+capabilities and no privilege escalation; the Job has a deadline
+(--active-deadline), is removed a while after it finished
+(--ttl-after-finished), stops once more than --max-failed-indexes indexes
+failed, and requests the tasks' execution_profile, else 1 CPU and 2 GiB
+(docs/campaigns.md).` +
+			exitstatus.Help("printed", exitstatus.UsageError.As("usage error; a path the pods could not see"), exitstatus.Manifest),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, tasks, err := loadTasks(args[0], sel, license)
+			// The pods get the paths as they are; made absolute here, the
+			// manifest's relative sessions are too.
+			manifest, err := filepath.Abs(args[0])
+			if err != nil {
+				return withCode(exitstatus.UsageError, err)
+			}
+			if out, err = filepath.Abs(out); err != nil {
+				return withCode(exitstatus.UsageError, err)
+			}
+			m, tasks, err := loadTasks(manifest, sel, license)
 			if err != nil {
 				return err
 			}
@@ -722,32 +740,39 @@ task does. Paths are as the pods see them (on --claim mounted at --mount).` +
 			if count > len(tasks) {
 				return withCode(exitstatus.UsageError, fmt.Errorf("--array-count %d: only %d tasks are selected", count, len(tasks)))
 			}
-			if claim != "" && mount == "" {
-				return withCode(exitstatus.UsageError, errors.New("--claim needs --mount"))
+			if claim == "" || mount == "" {
+				return withCode(exitstatus.UsageError, errors.New("--claim and --mount: a claim and its mount are needed: the pods read the manifest and the sessions and write OUT on a PersistentVolumeClaim, their image's own file system being read-only"))
+			}
+			if maxFailed < 0 || deadline < 0 || ttl < 0 {
+				return withCode(exitstatus.UsageError, fmt.Errorf("--max-failed-indexes %d, --active-deadline %v, --ttl-after-finished %v: none may be negative", maxFailed, deadline, ttl))
 			}
 			ko := campaign.KubernetesOptions{
-				ScriptOptions: campaign.ScriptOptions{Binary: binary, Manifest: args[0], Out: out, Selection: sel, ArrayCount: count, Jobs: jobs, CPUsPerTask: cpus, WaitBusy: waitBusy, License: license},
+				ScriptOptions: campaign.ScriptOptions{Binary: binary, Manifest: manifest, Out: out, Selection: sel, ArrayCount: count, Jobs: jobs, CPUsPerTask: cpus, WaitBusy: waitBusy, License: license},
 				Image:         image, Namespace: namespace, Claim: claim, MountPath: mount,
+				ActiveDeadline: deadline, TTLAfterFinished: ttl, MaxFailedIndexes: maxFailed,
 			}
 			b, err := campaign.KubernetesJob(m.CampaignID, tasks, ko)
 			if err != nil {
-				return err
+				return withCode(exitstatus.UsageError, err)
 			}
 			_, err = s.Out.Write(b)
 			return err
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "campaign directory as the pods see it (required)")
+	f.StringVarP(&out, "output", "o", "", "campaign directory, under --mount (required)")
 	f.StringVar(&image, "image", "", "container image holding ceres-export (required): the release image, pushed to the cluster's registry (docs/campaigns.md)")
 	f.StringVar(&binary, "binary", "ceres-export", "ceres-export inside the image")
 	f.StringVar(&namespace, "namespace", "", "the Job's namespace")
-	f.StringVar(&claim, "claim", "", "PersistentVolumeClaim holding the manifest, sessions and OUT")
-	f.StringVar(&mount, "mount", "", "where the claim is mounted")
+	f.StringVar(&claim, "claim", "", "PersistentVolumeClaim holding the manifest, sessions and OUT (required)")
+	f.StringVar(&mount, "mount", "", "where the claim is mounted, in the pods as on this host (required)")
 	f.IntVar(&count, "array-count", 0, "completions (default: one per selected task)")
-	f.IntVar(&jobs, "jobs", 0, "tasks side by side in each pod (default: batch's)")
-	f.IntVar(&cpus, "cpus-per-task", 0, "CPU request of each pod (default: the manifest's execution_profile)")
+	f.IntVar(&jobs, "jobs", 0, "tasks side by side in each pod (default: 1 when a request is made, as it always is)")
+	f.IntVar(&cpus, "cpus-per-task", 0, "CPU request of each pod (default: the manifest's execution_profile, else 1)")
 	f.DurationVar(&waitBusy, "wait-busy", defaultJobWaitBusy, "how long a pod waits for a task another pod still writes (batch --wait-busy)")
+	f.DurationVar(&deadline, "active-deadline", 0, "activeDeadlineSeconds: the longest the whole Job may run (default 24h)")
+	f.DurationVar(&ttl, "ttl-after-finished", 0, "ttlSecondsAfterFinished: how long a finished Job and its pods' logs stay (default 168h)")
+	f.IntVar(&maxFailed, "max-failed-indexes", 0, "fail the Job once more indexes than this failed (default: half the completions, rounded up)")
 	addSelectionFlags(cmd, &sel)
 	addLicenseFlag(cmd, &license)
 	_ = cmd.MarkFlagRequired("output")

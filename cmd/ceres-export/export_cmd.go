@@ -76,7 +76,7 @@ func addSettingFlags(cmd *cobra.Command, s *settings.Settings) {
 	f.IntVar(&s.G, "g", 0, "GOP size (default 2)")
 	f.StringVar(&s.VideoSize, "video-size", "", "output WIDTHxHEIGHT (default: the source's, even-rounded)")
 	f.IntVar(&s.CameraJobs, "camera-jobs", 0, "cameras encoded at once (default: one per CPU core)")
-	f.IntVar(&s.EncoderThreads, "encoder-threads", 0, "threads per encoder (default: the encoder's choice)")
+	f.IntVar(&s.EncoderThreads, "encoder-threads", 0, "threads per encoder (default: 3 for h264, SVT-AV1's choice for av1; docs/video.md)")
 	f.StringVar(&s.Org, "org", "", "organisation id, the root group of the task descriptors ("+layout.DescriptorsPath+")")
 	f.StringArrayVar(&s.TaskGroup, "task-group", nil, "a task descriptor group level after the task, LEVEL=KEY (repeatable, root first)")
 	f.BoolVar(&s.NoReport, "no-report", false, "do not write the session page "+layout.SessionPagePath)

@@ -219,7 +219,7 @@ func TestKubernetesJobStrict(t *testing.T) {
 		ScriptOptions: ScriptOptions{Binary: "/usr/local/bin/ceres-export", Manifest: "/campaign/c.json", Out: "/campaign/out", ArrayCount: 2, WaitBusy: time.Hour},
 		Image:         "registry.example/ceres-export:0.1", Namespace: "lab", Claim: "campaign-pvc", MountPath: "/campaign",
 	}
-	b, err := KubernetesJob("week-48", m.Tasks, o)
+	b, err := KubernetesJob("week-48", underCampaign(m.Tasks), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,8 +238,8 @@ func TestKubernetesJobStrict(t *testing.T) {
 		t.Errorf("backoffLimitPerIndex %v, want max_attempts-1 = 2", spec.BackoffLimitPerIndex)
 	}
 	rules := spec.PodFailurePolicy.Rules
-	if len(rules) != 2 || rules[0].Action != batchv1.PodFailurePolicyActionFailIndex || !slices.Equal(rules[0].OnExitCodes.Values, []int32{1, 2}) ||
-		rules[1].Action != batchv1.PodFailurePolicyActionIgnore || rules[1].OnPodConditions[0].Type != corev1.DisruptionTarget {
+	if len(rules) != 2 || rules[1].Action != batchv1.PodFailurePolicyActionFailIndex || !slices.Equal(rules[1].OnExitCodes.Values, []int32{1, 2}) ||
+		rules[0].Action != batchv1.PodFailurePolicyActionIgnore || rules[0].OnPodConditions[0].Type != corev1.DisruptionTarget {
 		t.Errorf("pod failure policy %+v", spec.PodFailurePolicy)
 	}
 	pod := spec.Template.Spec
@@ -247,7 +247,7 @@ func TestKubernetesJobStrict(t *testing.T) {
 		t.Fatalf("pod %+v", pod)
 	}
 	c := pod.Containers[0]
-	if rules[0].OnExitCodes.ContainerName == nil || c.Name != *rules[0].OnExitCodes.ContainerName || c.VolumeMounts[0].MountPath != "/campaign" {
+	if rules[1].OnExitCodes.ContainerName == nil || c.Name != *rules[1].OnExitCodes.ContainerName || c.VolumeMounts[0].MountPath != "/campaign" {
 		t.Errorf("container %+v", c)
 	}
 	wantArgs := []string{"batch", "/campaign/c.json", "-o", "/campaign/out", "--array-count", "2", "--jobs", "1", "--wait-busy", "1h0m0s"}

@@ -1,10 +1,12 @@
 package campaign
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -456,35 +458,114 @@ type KubernetesOptions struct {
 	// Claim is a PersistentVolumeClaim mounted at MountPath, holding the
 	// manifest, the sessions and OUT; "" mounts nothing.
 	Claim, MountPath string
+	// ActiveDeadline bounds the whole Job's run; 0 means
+	// DefaultActiveDeadline.
+	ActiveDeadline time.Duration
+	// TTLAfterFinished is how long a finished Job and its pods stay; 0
+	// means DefaultTTLAfterFinished.
+	TTLAfterFinished time.Duration
+	// MaxFailedIndexes fails the Job once more indexes than this failed;
+	// 0 means half the completions, rounded up.
+	MaxFailedIndexes int
 }
+
+// ImageUser is the release image's user and group id (release/image.sh).
+const ImageUser = 65532
+
+// Defaults of a campaign's Kubernetes Job (docs/campaigns.md says what an
+// operator gets).
+const (
+	// DefaultActiveDeadline bounds a Job's whole run: a campaign still
+	// running after a day is stuck, not slow (an index's pods wait for
+	// each other at most --wait-busy, an hour).
+	DefaultActiveDeadline = 24 * time.Hour
+	// DefaultTTLAfterFinished keeps a finished Job and its pods' logs a
+	// week; the results are in OUT, not in the Job.
+	DefaultTTLAfterFinished = 7 * 24 * time.Hour
+	// maxIndexedCompletions is the API server's bound on completions with
+	// backoffLimitPerIndex.
+	maxIndexedCompletions = 100000
+)
+
+// DefaultPodResources is what a pod requests when no task declares an
+// execution_profile: one CPU and 2 GiB, the memory limited at the
+// request. A pod that requests nothing is BestEffort, the first evicted
+// under pressure and bounded by nothing; 2 GiB holds one task's export
+// (about 300 MB per 720p SVT-AV1 camera, docs/video.md) with room for
+// several cameras. The pod then runs one task at a time, as with a
+// declared request.
+var DefaultPodResources = Resources{CPUMillis: 1000, MemoryMB: 2048}
 
 // KubernetesJob is an Indexed Job (batch/v1) for the campaign's tasks as
 // JSON, which kubectl apply -f takes as it takes YAML: completion index i
 // runs share i (JOB_COMPLETION_INDEX), every index once, and a failed
 // index is retried on its own (backoffLimitPerIndex) without redoing the
-// others'. The pods request what the tasks declare (ForTasks); an index
-// whose batch exits 1 or 2 (a task's failure stands under its retry
-// policy, or the manifest is wrong) is not retried, since a new pod would
-// fail the same way, and a pod lost to a disruption (a node drained or
-// lost) does not count against the limit.
+// others'. The pods request what the tasks declare (ForTasks), else
+// DefaultPodResources; a pod lost to a disruption (a node drained, lost
+// or shut down, a pod evicted or preempted) is ignored whatever its exit
+// status, and an index whose batch exits 1 or 2 (a task's failure stands
+// under its retry policy, or the manifest is wrong) is not retried, since
+// a new pod would fail the same way. The pods run as the restricted Pod
+// Security Standard asks (non-root, no capabilities, no privilege
+// escalation, RuntimeDefault seccomp, a read-only root file system: the
+// tool writes only under OUT), and read and write only the claim: the
+// manifest, every session and export file and OUT must be absolute paths
+// under MountPath.
 func KubernetesJob(campaignID string, tasks []Task, o KubernetesOptions) ([]byte, error) {
 	o.ScriptOptions = o.ForTasks(tasks)
 	if o.Exclusive {
 		return nil, errors.New(`execution_profile placement "exclusive": a Kubernetes Job has no whole-node placement of its own; use shared placement with resources that fill a node, or SLURM`)
+	}
+	if !o.Request.Any() {
+		o.Request = DefaultPodResources
+		if o.Jobs == 0 {
+			o.Jobs = 1
+		}
+	}
+	if err := o.checkPaths(tasks); err != nil {
+		return nil, err
+	}
+	if o.ArrayCount < 1 || o.ArrayCount > maxIndexedCompletions {
+		return nil, fmt.Errorf("array count %d: want 1 to %d (Kubernetes' bound on an Indexed Job's completions with a per-index backoff)", o.ArrayCount, maxIndexedCompletions)
+	}
+	maxFailed := o.MaxFailedIndexes
+	if maxFailed == 0 {
+		maxFailed = (o.ArrayCount + 1) / 2
+	}
+	if maxFailed < 1 || maxFailed > o.ArrayCount {
+		return nil, fmt.Errorf("max failed indexes %d: want 1 to %d (the completions)", maxFailed, o.ArrayCount)
+	}
+	deadline, ttl := cmp.Or(o.ActiveDeadline, DefaultActiveDeadline), cmp.Or(o.TTLAfterFinished, DefaultTTLAfterFinished)
+	if deadline < time.Second || ttl < 0 {
+		return nil, fmt.Errorf("active deadline %v, time to live %v: want at least a second, and not negative", deadline, ttl)
 	}
 	container := map[string]any{
 		"name":    "ceres-export",
 		"image":   o.Image,
 		"command": []string{o.Binary},
 		"args":    o.ScriptOptions.batchArgs()[1:],
+		"securityContext": map[string]any{
+			"readOnlyRootFilesystem":   true,
+			"allowPrivilegeEscalation": false,
+			"privileged":               false,
+			"capabilities":             map[string]any{"drop": []string{"ALL"}},
+		},
+		"volumeMounts": []any{map[string]any{"name": "campaign", "mountPath": o.MountPath}},
 	}
 	if res := o.kubernetesResources(); res != nil {
 		container["resources"] = res
 	}
-	pod := map[string]any{"restartPolicy": "Never", "containers": []any{container}}
-	if o.Claim != "" {
-		container["volumeMounts"] = []any{map[string]any{"name": "campaign", "mountPath": o.MountPath}}
-		pod["volumes"] = []any{map[string]any{"name": "campaign", "persistentVolumeClaim": map[string]any{"claimName": o.Claim}}}
+	pod := map[string]any{
+		"restartPolicy":                "Never",
+		"automountServiceAccountToken": false,
+		"securityContext": map[string]any{
+			"runAsNonRoot":   true,
+			"runAsUser":      ImageUser,
+			"runAsGroup":     ImageUser,
+			"seccompProfile": map[string]any{"type": "RuntimeDefault"},
+		},
+		"containers": []any{container},
+		"volumes":    []any{map[string]any{"name": "campaign", "persistentVolumeClaim": map[string]any{"claimName": o.Claim}}},
 	}
 	meta := map[string]any{"name": jobName(campaignID, ""), "labels": map[string]any{"app.kubernetes.io/name": "ceres-export"}}
 	if o.Namespace != "" {
@@ -503,10 +584,20 @@ func KubernetesJob(campaignID string, tasks []Task, o KubernetesOptions) ([]byte
 			"completions":          o.ArrayCount,
 			"parallelism":          o.ArrayCount,
 			"backoffLimitPerIndex": backoff,
+			// A pod being stopped is replaced only once it has
+			// terminated, so that an index never has two writers (the
+			// default with a podFailurePolicy, said here).
+			"podReplacementPolicy":    "Failed",
+			"maxFailedIndexes":        maxFailed,
+			"activeDeadlineSeconds":   int64(deadline / time.Second),
+			"ttlSecondsAfterFinished": int64(ttl / time.Second),
+			// First match wins: a disruption is ignored before its exit
+			// status (SIGTERM: 4, as an I/O failure, which must count) is
+			// looked at.
 			"podFailurePolicy": map[string]any{"rules": []any{
+				map[string]any{"action": "Ignore", "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}},
 				map[string]any{"action": "FailIndex", "onExitCodes": map[string]any{
 					"containerName": "ceres-export", "operator": "In", "values": []int{1, 2}}},
-				map[string]any{"action": "Ignore", "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}},
 			}},
 			"template": map[string]any{"spec": pod},
 		},
@@ -516,6 +607,45 @@ func KubernetesJob(campaignID string, tasks []Task, o KubernetesOptions) ([]byte
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// checkPaths refuses a Job whose pods could not find their inputs or
+// OUT: the pods see the claim at MountPath and nothing else of the
+// campaign, and start in the image's working directory, so every path
+// they are given must be absolute and under MountPath.
+func (o KubernetesOptions) checkPaths(tasks []Task) error {
+	if o.Claim == "" || o.MountPath == "" {
+		return errors.New("a claim and its mount are needed: the pods read the manifest and the sessions and write OUT on a PersistentVolumeClaim, their image's own file system being read-only")
+	}
+	if !filepath.IsAbs(o.MountPath) {
+		return fmt.Errorf("mount %q is not an absolute path", o.MountPath)
+	}
+	under := func(what, p string) error {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("%s %q is not an absolute path: a pod starts in its image's working directory", what, p)
+		}
+		if rel, err := filepath.Rel(filepath.Clean(o.MountPath), filepath.Clean(p)); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return fmt.Errorf("%s %s is not under the claim's mount %s: the pods see only the claim", what, p, o.MountPath)
+		}
+		return nil
+	}
+	if err := under("manifest", o.Manifest); err != nil {
+		return err
+	}
+	if err := under("OUT", o.Out); err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		if err := under("session", t.SessionDir); err != nil {
+			return fmt.Errorf("%s: %w", t.ID, err)
+		}
+		for _, f := range t.Export.Files(t.BaseDir) {
+			if err := under("export file", f); err != nil {
+				return fmt.Errorf("%s: %w", t.ID, err)
+			}
+		}
+	}
+	return nil
 }
 
 // kubernetesResources are the container's requests and limits, nil when

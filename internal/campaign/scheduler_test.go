@@ -19,7 +19,7 @@ func TestKubernetesIndexedJob(t *testing.T) {
 			Selection: Selection{SettingIDs: []string{"av1"}}, ArrayCount: 3, Jobs: 1, CPUsPerTask: 2},
 		Image: "registry.example/ceres-export:0.1", Claim: "campaign-pvc", MountPath: "/campaign",
 	}
-	b, err := KubernetesJob("c", tasks, o)
+	b, err := KubernetesJob("c", underCampaign(tasks), o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -169,7 +169,7 @@ type VideoOptions struct {
 	// camera (a few frames plus the encoder's own, about 300 MB for 720p
 	// SVT-AV1).
 	Concurrency int `json:"concurrency,omitempty"`
-	// Threads per encoder; 0 means the encoder's choice.
+	// Threads per encoder; 0 means video.EncoderOptions' default.
 	Threads int `json:"threads,omitempty"`
 }
 

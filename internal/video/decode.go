@@ -30,6 +30,8 @@ type decoder struct {
 	flushed   bool // SendPacket(nil) done
 	drained   bool // decoder returned EOF
 
+	drainErrs int // decoder errors met after the flush
+
 	packets   int   // video packets read
 	frames    int   // frames returned
 	bytesRead int64 // end position of the last packet read
@@ -38,7 +40,7 @@ type decoder struct {
 }
 
 // openDecoder opens path and its first video stream's decoder. threads is
-// the decoder thread count (0 = auto).
+// the decoder thread count; 0 means DefaultDecoderThreads.
 func openDecoder(path string, threads int) (_ *decoder, err error) {
 	return openGrowingDecoder(path, nil, threads)
 }
@@ -112,12 +114,38 @@ func (d *decoder) openCodec(threads int) error {
 		return fmt.Errorf("%s: decoder parameters: %w", d.path, err)
 	}
 	d.dec.SetTimeBase(d.tb)
-	d.dec.SetThreadCount(threads)
+	d.dec.SetThreadCount(decoderThreads(threads))
 	if err := d.dec.Open(codec, nil); err != nil {
 		return fmt.Errorf("%s: open decoder %s: %w", d.path, codec.Name(), err)
 	}
 	return nil
 }
+
+// DefaultDecoderThreads is a decoder's thread count when none is given.
+// Never FFmpeg's automatic count: that is sized by the CPUs the process may
+// run on (its affinity, so a SLURM or Kubernetes CPU set, or taskset), and
+// what a frame-threaded decoder reports of a damaged file, and where,
+// depends on its thread count: an H.264 camera file with B-frames whose
+// last packet was cut reported the damage after the flush with three
+// threads and at the packet with one, and (before the drain read past it)
+// yielded 687 frames instead of 689. Two frame threads keep decoding off
+// the encoder's path as the automatic count did on two CPUs; fixed, the
+// same on every machine.
+const DefaultDecoderThreads = 2
+
+// decoderThreads is the thread count a decoder is opened with: threads,
+// or DefaultDecoderThreads for 0.
+func decoderThreads(threads int) int {
+	if threads <= 0 {
+		return DefaultDecoderThreads
+	}
+	return threads
+}
+
+// maxDrainErrors bounds the decoder errors a drain reads past: each is a
+// damaged packet still in the decoder, at most one per frame thread and
+// reorder slot; past it the decoder is taken as done.
+const maxDrainErrors = 64
 
 // next returns the next frame in presentation order, valid until the next
 // call, with its raw container pts; io.EOF after the last frame.
@@ -144,6 +172,14 @@ func (d *decoder) next() (*astiav.Frame, int64, error) {
 			// next packets, as players do.
 			if d.decodeErr == nil {
 				d.decodeErr = fmt.Errorf("%s: decode after packet %d: %w", d.path, d.packets, err)
+			}
+			// Draining, the frames behind the damaged one are still to
+			// come: a frame-threaded decoder reports a cut last packet
+			// only here, after the flush, with the frames of the packets
+			// before it still queued behind it.
+			if d.flushed && d.drainErrs < maxDrainErrors {
+				d.drainErrs++
+				continue
 			}
 		}
 		if d.demuxDone {

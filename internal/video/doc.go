@@ -63,10 +63,12 @@
 // preset and svtav1-params fast-decode=N:hierarchical-levels=4[:lp=Threads]
 // for libsvtav1 (the levels FFmpeg 5.1's wrapper set, so that the AV1 bytes
 // stay as they were; FFmpeg 7.1's wrapper ignores thread_count); g, crf,
-// preset, bf=0 and thread_count for libx264. Every option must be consumed
-// by the encoder. Colour: a full-range source is converted to limited
-// range (tv), and the output is tagged with the source's matrix, primaries
-// and transfer where it states them (sourceColour, outputColour).
+// preset, bf=0, cpu-independent=1 and thread_count (DefaultX264Threads
+// unless given: never counted from the CPUs, x264's bytes depend on it) for
+// libx264; decoders run DefaultDecoderThreads. Every option must be
+// consumed by the encoder. Colour: a full-range source is converted to
+// limited range (tv), and the output is tagged with the source's matrix,
+// primaries and transfer where it states them (sourceColour, outputColour).
 //
 // # Image statistics
 //

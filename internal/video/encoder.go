@@ -27,6 +27,16 @@ const (
 	DefaultMaxFileBytes = lerobot.DefaultVideoFileSizeMB * lerobot.BytesPerMB
 )
 
+// DefaultX264Threads is libx264's thread count when EncoderOptions.Threads
+// is 0. x264 codes frames differently with another thread count (its frame
+// threads bound each other's motion search and rate control), and its
+// automatic count is 1.5 per CPU of the process's affinity, which a SLURM
+// or Kubernetes CPU set, or taskset, changes: an export on a node allowed
+// one CPU wrote other bytes than one allowed two. A fixed count makes the
+// bytes the machine's no more. 3 is what x264 chose on two CPUs, the
+// project's reference machines, so the shards made there keep their bytes.
+const DefaultX264Threads = 3
+
 // EncoderOptions selects and tunes the output encoder. The zero value means
 // LeRobot's default encoder: libsvtav1, crf 30, preset 12, g 2, yuv420p,
 // svtav1-params fast-decode=0.
@@ -50,8 +60,11 @@ type EncoderOptions struct {
 	// unless > 0, where it adds tune=fastdecode as LeRobot does).
 	FastDecode int
 	// Threads: libsvtav1 gets svtav1-params lp=Threads (FFmpeg 7.1's
-	// wrapper ignores thread_count), libx264 gets thread_count. 0 leaves
-	// the encoder's own choice (all cores).
+	// wrapper ignores thread_count), libx264 gets thread_count. 0 means
+	// DefaultX264Threads for libx264 and SVT-AV1's own choice (every CPU
+	// the process may run on) for libsvtav1, whose bytes do not depend on
+	// lp. x264's bytes depend on its thread count, so it is never left to
+	// count the CPUs.
 	Threads int
 	// ExtraOptions are merged last into the encoder's option dictionary;
 	// every key must be known to the encoder.
@@ -143,6 +156,9 @@ func (o EncoderOptions) normalized() (EncoderOptions, error) {
 		if o.Preset == "" {
 			o.Preset = DefaultX264Preset
 		}
+		if o.Threads == 0 {
+			o.Threads = DefaultX264Threads
+		}
 	default:
 		return o, fmt.Errorf("encoder %q: want %s or %s", o.Codec, EncoderSVTAV1, EncoderX264)
 	}
@@ -159,7 +175,7 @@ func (o EncoderOptions) normalized() (EncoderOptions, error) {
 	case o.G < 0 || o.G > MaxGOP:
 		return o, &OptionError{"g", strconv.Itoa(o.G), fmt.Sprintf("want 1 to %d (frames from one key frame to the next)", MaxGOP)}
 	case o.Threads < 0 || o.Threads > MaxThreads:
-		return o, &OptionError{"threads", strconv.Itoa(o.Threads), fmt.Sprintf("want 0 (the encoder's choice) to %d", MaxThreads)}
+		return o, &OptionError{"threads", strconv.Itoa(o.Threads), fmt.Sprintf("want 0 (the default) to %d", MaxThreads)}
 	case o.FastDecode < 0 || o.FastDecode > 2:
 		return o, &OptionError{"fast_decode", strconv.Itoa(o.FastDecode), "want 0 to 2"}
 	}

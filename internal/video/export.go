@@ -76,7 +76,8 @@ type ExportOptions struct {
 	Width, Height int
 	// Encoder settings; zero value = LeRobot's default (SVT-AV1).
 	Encoder EncoderOptions
-	// DecoderThreads is the decoders' thread count; 0 means auto.
+	// DecoderThreads is the decoders' thread count; 0 means
+	// DefaultDecoderThreads, whatever the machine.
 	DecoderThreads int
 	// MaxFileBytes: a new output file starts before an episode when the
 	// current file's payload plus the episode's (known exactly: each
@@ -305,9 +306,9 @@ func (x *exporter) encoderSpec(first *heldFrame) encoderSpec {
 	if x.out.Transfer != astiav.ColorTransferCharacteristicUnspecified {
 		opts["color_trc"] = strconv.Itoa(int(x.out.Transfer))
 	}
-	threads := 0
+	threads := 0 // SVT-AV1 takes its threads from svtav1-params lp
 	if x.enc.Codec == EncoderX264 {
-		threads = x.enc.Threads
+		threads = x.enc.Threads // normalized: never 0
 	}
 	return encoderSpec{
 		encoder: x.enc.Codec, format: "mp4",
