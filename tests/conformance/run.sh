@@ -178,6 +178,30 @@ sys.exit(1 if bad else 0)
 PY
 	fi
 fi
+
+# 8: colour: a still scene recorded full range (as Chromium records VP9 and
+#    AV1, and H.264 as yuvj420p) and limited range, exported with each
+#    encoder; colour_check.py has LeRobot decode each (both backends) and
+#    compares the RGB with the ffmpeg command line's reading of the source.
+#    VP8 is left out: FFmpeg's VP8 decoder labels every frame limited range,
+#    so the command line's reading of a full-range VP8 file is itself wrong.
+colour=()
+for c in "vp9-full vp9 --camera-full-range" "av1-full av1 --camera-full-range" "h264-full h264 --camera-full-range" "vp9-limited vp9"; do
+	read -r cname ccodec cflags <<<"$c"
+	synth "colour-$cname" --seed 21 --cameras 1 --camera-codec "$ccodec" $cflags --camera-scene still "${small[@]}" || continue
+	for vcodec in av1 h264; do
+		export_shard "colour-$cname-$vcodec" "$work/colour-$cname-session" --vcodec "$vcodec" &&
+			colour+=("$work/colour-$cname-$vcodec=$(find "$work/colour-$cname-session/media" -type f | sort | head -n 1)")
+	done
+done
+echo "== conformance: LeRobot decodes ${#colour[@]} shards to the colours recorded"
+if [ ${#colour[@]} -ne 8 ]; then
+	fail "colour: ${#colour[@]} of 8 shards exported"
+elif ! "$py" "$here/colour_check.py" "${colour[@]}" 2>&1 | tee "$work/colour.log" | grep -E '^(ok|FAIL|colour conformance)'; then
+	fail "colour (see $work/colour.log)"
+elif ! grep -q '^colour conformance: PASS$' "$work/colour.log"; then
+	fail "colour (see $work/colour.log)"
+fi
 echo "== conformance: exported $(( ${#shards[@]} )) shards in $(($(date +%s) - t_export))s"
 
 # Merge the two shards with equal features (0 and 1); and the re-export with
