@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ceres-robotics/ceres-export/internal/output"
+	"github.com/ceres-robotics/ceres-export/internal/fsync"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -78,7 +78,7 @@ func NewWriter(dir string, opts WriterOptions) (*Writer, error) {
 	create := func(path string) (segmentFile, error) {
 		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	}
-	syncDir := func() error { return output.SyncDir(jdir) }
+	syncDir := func() error { return fsync.Dir(jdir) }
 	return newWriter(jdir, opts, create, syncDir)
 }
 

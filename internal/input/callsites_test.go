@@ -25,7 +25,7 @@ var openers = map[string][]string{
 // notInputs are the call sites that open, by name, something no user
 // gives: each says why it cannot be a pipe. Keyed by file and function.
 var notInputs = map[string]string{
-	"internal/output/file.go syncPath":                      "fsyncs a directory or a file the tool wrote itself",
+	"internal/fsync/fsync.go syncPath":                      "fsyncs a directory or a file the tool wrote itself",
 	"internal/video/join.go open":                           "reads back the output file it is writing",
 	"internal/synth/session/journal.go corruptFirstSegment": "damages a segment synth has just written",
 	"internal/synth/live.go growCamera":                     "copies a camera file synth has just encoded into the one it is growing",
