@@ -103,8 +103,15 @@ func stageLocked(dest, kind string, replace bool) (*Staging, error) {
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("output: stage %s: %w", dest, err)
 	}
+	if testHookStaged != nil {
+		testHookStaged()
+	}
 	return &Staging{dest: dest, tmp: tmp, kind: kind, replace: replace}, nil
 }
+
+// testHookStaged, when set, runs once a staging directory is ready: only a
+// binary built with the ceres_testhooks tag sets it (testhook_pause.go).
+var testHookStaged func()
 
 func writeMarker(dir string) error {
 	body := "ceres-export staging directory; safe to delete when no export runs\npid " + strconv.Itoa(os.Getpid()) + "\n"
