@@ -28,9 +28,9 @@ WITH_LIBS  = PKG_CONFIG_PATH="$$(cat $(LIBS))/lib/pkgconfig" CGO_CFLAGS="-O2 -g 
 all: build
 
 # deps installs what a fresh machine lacks: the libraries' build tools and
-# the ffmpeg CLI, Go modules, the RFC 8785 npm package the canonicalisation
-# cross-check runs under node, chromium (the report pages' browser tests);
-# then the pinned libraries.
+# the ffmpeg CLI, chromium and fonts-liberation (the session and campaign
+# pages' browser tests), Go modules, the RFC 8785 npm package the
+# canonicalisation cross-check runs under node; then the pinned libraries.
 deps: $(CACHE)/deps.stamp libs
 
 $(CACHE)/deps.stamp: go.mod go.sum Makefile
@@ -41,7 +41,7 @@ $(CACHE)/deps.stamp: go.mod go.sum Makefile
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(APT_PKGS); \
 	fi
 	@if ! command -v chromium >/dev/null; then \
-		echo "installing chromium (the report pages' browser tests)"; \
+		echo "installing chromium (the pages' browser tests)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-liberation; \
 	fi

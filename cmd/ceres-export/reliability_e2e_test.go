@@ -91,7 +91,7 @@ func mkfifo(t *testing.T, path string) {
 	}
 }
 
-// Class 1, 2 and 8: an export never writes into an input, never replaces
+// An export never writes into an input, never replaces
 // what it did not make, never writes through a symlink; each is refused
 // with exit 2 before anything is written, naming what is there.
 func TestE2EDestinationRefusals(t *testing.T) {
@@ -168,8 +168,8 @@ func mustRunBytes(t *testing.T, args ...string) []byte {
 	return []byte(mustRun(t, args...))
 }
 
-// Class 6 (a FIFO where a file is expected is an error naming it, found at
-// once) is TestE2EFIFOEveryInput, over every input the tool opens.
+// A FIFO where a file is expected is an error naming it, found at once:
+// TestE2EFIFOEveryInput, over every input the tool opens.
 
 // SIGTERM and SIGINT stop every command promptly, with exit 4 and no
 // staging or lock left: a read of a pipe nobody writes to, an export and a
@@ -268,7 +268,7 @@ func signalled(t *testing.T, sig syscall.Signal, ready func() bool, after time.D
 	}
 }
 
-// Class 4: writers racing for one destination with --replace: each one
+// Writers racing for one destination with --replace: each one
 // either writes the whole shard or is refused at once as busy (exit 4);
 // the destination always verifies and nothing is left beside it.
 func TestE2EConcurrentReplace(t *testing.T) {

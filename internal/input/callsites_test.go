@@ -13,9 +13,9 @@ import (
 )
 
 // openers are the calls that open a file by name for reading. A named pipe
-// given where a file is expected blocks every one of them (issue 23, class
-// 4: a manifest, a profile, a shard's export report, an attempt record);
-// the tool opens files through this package instead.
+// given where a file is expected blocks every one of them (a manifest, a
+// profile, a shard's export report, an attempt record); the tool opens
+// files through this package instead.
 var openers = map[string][]string{
 	"os":        {"Open", "ReadFile", "OpenFile", "DirFS"},
 	"io/ioutil": {"ReadFile"},
@@ -31,7 +31,7 @@ var notInputs = map[string]string{
 	"internal/synth/live.go growCamera":                     "copies a camera file synth has just encoded into the one it is growing",
 }
 
-// Issue 23, class 4: every file the tool opens by name goes through the
+// Every file the tool opens by name goes through the
 // regular-file rule. This test reads the whole module's code: a call that
 // opens a file (openers) must be in package input, create a new file
 // (O_CREATE|O_EXCL, which never opens a pipe), or be listed in notInputs;
