@@ -156,12 +156,6 @@ func (w *Writer) usable() error {
 	return w.err
 }
 
-// writeRecord appends one record of type typ with payload as it is, without
-// any check but the frame's limits (tests write damaged journals with it).
-func (w *Writer) writeRecord(typ uint8, payload []byte) error {
-	return w.write(typ, payload, false)
-}
-
 func (w *Writer) write(typ uint8, payload []byte, boundary bool) error {
 	if err := w.usable(); err != nil {
 		return err

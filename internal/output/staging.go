@@ -202,17 +202,6 @@ func (s *Staging) unlock() {
 	s.lock = nil
 }
 
-// IsStagingDir reports whether path is a staging directory of this package
-// (name ".<base>.ceres-tmp-*" holding the marker file).
-func IsStagingDir(path string) bool {
-	name := filepath.Base(path)
-	if !strings.HasPrefix(name, ".") || !strings.Contains(name, tempInfix) {
-		return false
-	}
-	st, err := os.Stat(filepath.Join(path, StagingMarker))
-	return err == nil && st.Mode().IsRegular()
-}
-
 // removeStaleStaging deletes the staging directories of dest and returns
 // their paths. The caller holds dest's lock: a staging directory is only
 // made under it, so every one found now belongs to a run that is gone. A

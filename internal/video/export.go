@@ -42,14 +42,6 @@ type EpisodeTimes struct {
 	Length int
 }
 
-// times returns the episode's frame times at fps.
-func (e EpisodeTimes) times(fps int) []int64 {
-	if e.Times != nil {
-		return e.Times
-	}
-	return lerobot.FrameTimes(e.Start, e.Length, fps)
-}
-
 // bounds returns the episode's frame count and first and last frame times.
 func (e EpisodeTimes) bounds(fps int) (n int, first, last int64) {
 	if e.Times != nil {
