@@ -49,6 +49,12 @@ func (c *ColumnData) ShiftRows(dtype lerobot.Dtype, src *ColumnData, n, w int) {
 	dtype.Values().ShiftRows(c.v, src.v, n, w)
 }
 
+// Clone returns a copy of c, a column of dtype, that shares no storage
+// with it.
+func (c *ColumnData) Clone(dtype lerobot.Dtype) ColumnData {
+	return ColumnData{v: dtype.Values().Clone(c.v)}
+}
+
 // EpisodeRows is one episode's rows in columnar form: Len frames and one
 // ColumnData per data feature (every feature except videos, in the order
 // given to NewDataWriter / NewBuilder). The default columns (timestamp,
