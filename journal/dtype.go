@@ -26,7 +26,8 @@ var le = binary.LittleEndian
 // dtypes is the dtype table: the one place that says how big an element of
 // each dtype is and how its little-endian bytes decode. The dataset side
 // (internal/lerobot's feature dtypes) builds its Arrow and Parquet columns
-// on these rows; adding a dtype adds a row here and one there.
+// on these rows; adding a dtype adds a row here and one there, and is a new
+// format version (docs/journal-format.md, Versioning).
 var dtypes = []struct {
 	dtype  Dtype
 	size   int

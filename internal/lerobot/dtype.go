@@ -51,8 +51,8 @@ type dtypeInfo struct {
 // dtype is on the dataset side: its Arrow type, Parquet leaf, and how a
 // column of it is held, written and read (Values). A numeric row names its
 // journal dtype, whose table (journal/dtype.go) holds the element size and
-// the little-endian decoding. Adding a dtype adds a row here (and one
-// there when the journal has it too); nothing else changes.
+// the little-endian decoding: a numeric dtype is a journal dtype first, so
+// adding one adds a row there and one here; nothing else changes.
 var dtypes = []dtypeInfo{
 	{
 		dtype: Float32, journal: journal.DtypeFloat32, arrow: arrow.PrimitiveTypes.Float32,
