@@ -22,15 +22,15 @@ LIBS_ARCH := $(shell $(GO) env GOARCH)
 LIBS      := $(CACHE)/libs-$(LIBS_ARCH).prefix
 WITH_LIBS  = PKG_CONFIG_PATH="$$(cat $(LIBS))/lib/pkgconfig" CGO_CFLAGS="-O2 -g -I$$(cat $(LIBS))/include"
 
-.PHONY: all deps libs env build check test demo bench bench-goals conformance fuzz vet clean \
+.PHONY: all deps libs env build check lint test demo bench bench-goals conformance fuzz vet clean \
         release release-deps release-check image wheel
 
 all: build
 
 # deps installs what a fresh machine lacks: the libraries' build tools and
-# the ffmpeg CLI, Go modules, the RFC 8785 npm package the canonicalisation
-# cross-check runs under node, chromium (the report pages' browser tests);
-# then the pinned libraries.
+# the ffmpeg CLI, chromium and fonts-liberation (the session and campaign
+# pages' browser tests), Go modules, the RFC 8785 npm package the
+# canonicalisation cross-check runs under node; then the pinned libraries.
 deps: $(CACHE)/deps.stamp libs
 
 $(CACHE)/deps.stamp: go.mod go.sum Makefile
@@ -41,7 +41,7 @@ $(CACHE)/deps.stamp: go.mod go.sum Makefile
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(APT_PKGS); \
 	fi
 	@if ! command -v chromium >/dev/null; then \
-		echo "installing chromium (the report pages' browser tests)"; \
+		echo "installing chromium (the pages' browser tests)"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-liberation; \
 	fi
@@ -72,15 +72,44 @@ vet: deps
 test: deps vet
 	$(WITH_LIBS) CERES_NPM_DIR=$(abspath $(CACHE)/npm) $(GO) test -count=1 -timeout 40m ./...
 
-# check: the fast lane, for every edit: gofmt, and vet and -short tests of
-# the pure packages, those that neither they nor their tests reach FFmpeg
-# through (go-astiav), built with CGO_ENABLED=0, so that it needs no FFmpeg,
-# browser or cluster (internal/testenv skips what needs one in -short
-# mode). make test stays the whole suite, and what CI runs.
+# lint: staticcheck and deadcode -test over the whole module, at pinned
+# versions that go install puts in $(CACHE)/tools once (each binary's name
+# carries its version, so a new pin installs anew). Both load every
+# package, the cgo ones included, so lint needs the pinned libraries;
+# check runs staticcheck on the pure packages only, and deadcode, which
+# must see the whole program, runs here and in CI (.ci/run). deadcode
+# prints each function no main and no test reaches; any line fails.
+STATICCHECK_VERSION := v0.8.2
+DEADCODE_VERSION    := v0.53.0
+TOOLS       := $(CACHE)/tools
+STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
+DEADCODE    := $(TOOLS)/deadcode-$(DEADCODE_VERSION)
+
+$(STATICCHECK):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(abspath $(TOOLS)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	@mv $(TOOLS)/staticcheck $@
+
+$(DEADCODE):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(abspath $(TOOLS)) $(GO) install golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION)
+	@mv $(TOOLS)/deadcode $@
+
+lint: deps $(STATICCHECK) $(DEADCODE)
+	$(WITH_LIBS) $(STATICCHECK) ./...
+	@out=$$($(WITH_LIBS) $(DEADCODE) -test ./...) || exit 1; \
+		test -z "$$out" || { echo "deadcode: unreachable from every main and test:"; echo "$$out"; exit 1; }
+
+# check: the fast lane, for every edit: gofmt, and vet, staticcheck and
+# -short tests of the pure packages, those that neither they nor their
+# tests reach FFmpeg through (go-astiav), built with CGO_ENABLED=0, so that
+# it needs no FFmpeg, browser or cluster (internal/testenv skips what needs
+# one in -short mode). make test stays the whole suite, and what CI runs.
 PURE_PKGS = $(shell for p in $$($(GO) list ./...); do $(GO) list -deps -test $$p | grep -q '^github.com/asticode/go-astiav$$' || echo $$p; done)
-check:
+check: $(STATICCHECK)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	CGO_ENABLED=0 $(GO) vet $(PURE_PKGS)
+	CGO_ENABLED=0 $(STATICCHECK) $(PURE_PKGS)
 	CGO_ENABLED=0 $(GO) test -short -count=1 $(PURE_PKGS)
 
 # release writes what a release publishes into dist/: for each of

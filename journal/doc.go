@@ -74,9 +74,12 @@
 //
 // # Decisions where the format leaves room
 //
-//   - A last segment shorter than its header whose bytes are a prefix of the
-//     right header (a crash while starting a segment) is a torn tail at offset
-//     0, not a bad header: the same crash the format allows at a record.
+//   - A last segment other than the first, shorter than its header, whose
+//     bytes are a prefix of the right header (a crash while starting a
+//     segment) is a torn tail at offset 0, not a bad header: the same crash
+//     the format allows at a record. The first segment cut short in its
+//     header is a bad header ([ErrBadHeader]): before its SESSION record
+//     there is no session to read.
 //   - A SAMPLES reserved byte that is not 0 is invalid (the format says it is
 //     0; accepting other values would give a later format's meaning no way to
 //     be noticed).

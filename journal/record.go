@@ -39,16 +39,6 @@ type Stream struct {
 	Height int     `json:"height,omitempty"`
 }
 
-// Field dtypes.
-const (
-	DtypeFloat32 Dtype = "float32"
-	DtypeFloat64 Dtype = "float64"
-	DtypeInt32   Dtype = "int32"
-	DtypeInt64   Dtype = "int64"
-	DtypeUint8   Dtype = "uint8"
-	DtypeBool    Dtype = "bool"
-)
-
 // Field is one field of a sensor stream. An empty Shape is a scalar.
 type Field struct {
 	Name  string   `json:"name"`

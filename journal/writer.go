@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ceres-robotics/ceres-export/internal/output"
+	"github.com/ceres-robotics/ceres-export/internal/fsync"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -84,7 +84,7 @@ func NewWriter(dir string, opts WriterOptions) (*Writer, error) {
 	create := func(path string) (segmentFile, error) {
 		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	}
-	syncDir := func() error { return output.SyncDir(jdir) }
+	syncDir := func() error { return fsync.Dir(jdir) }
 	return newWriter(jdir, opts, create, syncDir)
 }
 
@@ -169,12 +169,6 @@ func (w *Writer) usable() error {
 		return ErrClosed
 	}
 	return w.err
-}
-
-// writeRecord appends one record of type typ with payload as it is, without
-// any check but the frame's limits (tests write damaged journals with it).
-func (w *Writer) writeRecord(typ uint8, payload []byte) error {
-	return w.write(typ, payload, false)
 }
 
 func (w *Writer) write(typ uint8, payload []byte, boundary bool) error {

@@ -129,3 +129,9 @@ func TestWriterChecksAndClose(t *testing.T) {
 		t.Errorf("report %+v", j.Report)
 	}
 }
+
+// writeRecord appends one record of type typ with payload as it is, without
+// any check but the frame's limits (tests write damaged journals with it).
+func (w *Writer) writeRecord(typ uint8, payload []byte) error {
+	return w.write(typ, payload, false)
+}

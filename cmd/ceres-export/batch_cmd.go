@@ -223,7 +223,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 			doc.Merged = append(doc.Merged, mergedResult{SettingID: d.SettingID, Dir: d.Dir, Shards: d.Shards, Episodes: d.Episodes, Frames: d.Frames})
 		}
 		doc.ExitStatus = int(exitstatus.Of(err))
-		if werr := writeVerifyJSON(s, doc); werr != nil && err == nil {
+		if werr := writeIndentedJSON(s, doc); werr != nil && err == nil {
 			return werr
 		}
 		return err
@@ -419,7 +419,7 @@ merged extensions and expectations; with an array share, only that share's.` +
 					return withCode(exitstatus.UsageError, err)
 				}
 			}
-			return writeVerifyJSON(s, map[string]any{"campaign_id": m.CampaignID, "array": share, "tasks": tasks})
+			return writeIndentedJSON(s, map[string]any{"campaign_id": m.CampaignID, "array": share, "tasks": tasks})
 		},
 	}
 	addSelectionFlags(cmd, &sel)
@@ -467,7 +467,7 @@ atomically: it works while the campaign runs.` +
 				return exitstatus.Printed(exitstatus.Findings)
 			}
 			if asJSON {
-				if err := writeVerifyJSON(s, st); err != nil {
+				if err := writeIndentedJSON(s, st); err != nil {
 					return err
 				}
 				return damaged()

@@ -23,8 +23,8 @@ import (
 // given up after 10 s and its episode encoded again (docs/video.md).
 const pairDeadline = 5 * time.Minute
 
-// Class 5: two batches at once do not stall each other. The stall had one
-// cause (issue 23): SVT-AV1 made a Go runtime thread SCHED_FIFO, and two
+// Two batches at once do not stall each other. The stall had one
+// cause: SVT-AV1 made a Go runtime thread SCHED_FIFO, and two
 // processes' realtime threads spun while the normal threads they waited
 // for got 5 % of the CPU, a 6 s pair taking more than 60 s. A small AV1
 // campaign with its session pages (the stage where it showed) runs alone,

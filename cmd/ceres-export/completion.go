@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -49,10 +47,4 @@ func registerCompletions(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		registerCompletions(sub)
 	}
-}
-
-// completionValue is a completion's value without its description.
-func completionValue(v string) string {
-	value, _, _ := strings.Cut(v, "\t")
-	return value
 }

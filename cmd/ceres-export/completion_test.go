@@ -99,3 +99,9 @@ func TestUnknownFlagSuggestions(t *testing.T) {
 		}
 	}
 }
+
+// completionValue is a completion's value without its description.
+func completionValue(v string) string {
+	value, _, _ := strings.Cut(v, "\t")
+	return value
+}

@@ -11,7 +11,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/testtree"
 )
 
-// Issue 23, class 6: the destination rules (no overlap with any input, no
+// The destination rules (no overlap with any input, no
 // symbolic link, only ours replaced) hold for every output of every
 // command: batch --merge and batch slurm --merge (inside a session, OUT,
 // its records, the manifest's directory, a link), report -o (inside the

@@ -26,7 +26,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	ceresBinary = filepath.Join(dir, "ceres-export")
-	out, err := exec.Command("go", "build", "-o", ceresBinary, ".").CombinedOutput()
+	// ceres_testhooks compiles in the hooks a test turns on by environment
+	// (internal/output/testhook_pause.go); a release build has none.
+	out, err := exec.Command("go", "build", "-tags", "ceres_testhooks", "-o", ceresBinary, ".").CombinedOutput()
 	if err != nil {
 		os.RemoveAll(dir)
 		panic("building the binary: " + err.Error() + "\n" + string(out))

@@ -13,7 +13,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
-// Issue 23, class 7: settings the encoder or planner would refuse are a
+// Settings the encoder or planner would refuse are a
 // usage error (exit 2) before anything runs, the same through export's
 // flags, batch plan and batch; so is a NUL byte in a case's session.
 func TestE2ESettingsAreUsageErrors(t *testing.T) {
@@ -59,7 +59,7 @@ func TestE2ESettingsAreUsageErrors(t *testing.T) {
 	}
 }
 
-// Issue 23, class 8: the second of two batches at once on one OUT exits 4
+// The second of two batches at once on one OUT exits 4
 // (another batch runs some of its tasks: not a failure of theirs; it does
 // the others), and a damaged
 // attempt record is reported by batch status (exit 1) while every task is
@@ -120,7 +120,7 @@ func TestE2EConcurrentBatchesAndDamagedRecords(t *testing.T) {
 	}
 }
 
-// Issue 23, class 8: a link in a dataset (here one pointing out of it) is
+// A link in a dataset (here one pointing out of it) is
 // a verify finding, and merge --into refuses to carry it over.
 func TestE2ELinksInADatasetAreRefused(t *testing.T) {
 	a, b := exportShard(t, "a", "--seed", "14"), exportShard(t, "b", "--seed", "15")

@@ -94,7 +94,7 @@ func expectNoHang(t *testing.T, fifo string, args ...string) int {
 	return code
 }
 
-// Issue 23, class 4: every input the tool opens refuses a named pipe at
+// Every input the tool opens refuses a named pipe at
 // once, naming it: each file or directory flag and positional argument of
 // every command (enumerated from the command tree), every file of a
 // session, of a shard, of a merged dataset and of a campaign's records.

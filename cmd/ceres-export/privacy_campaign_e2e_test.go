@@ -38,7 +38,7 @@ func noneOf(t *testing.T, dir string, private ...string) {
 	}
 }
 
-// Issue 23, class 1: what a user wrote into a campaign (case ids, often a
+// What a user wrote into a campaign (case ids, often a
 // session's name or id; extension values; the shard directories a merge
 // joins, named after their sessions) never reaches a metadata-only dataset
 // as written, and verify --privacy agrees.
@@ -106,7 +106,7 @@ func TestE2EMetadataOnlyCampaign(t *testing.T) {
 	}
 }
 
-// Issue 23, class 1: a re-export's labels are public only when they carry
+// A re-export's labels are public only when they carry
 // nothing private of the recorded specification either.
 func TestE2EMetadataOnlyReexportLabels(t *testing.T) {
 	session := synthSession(t, "--seed", "7")

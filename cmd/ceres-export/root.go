@@ -162,6 +162,7 @@ func suggestFlag(c *cobra.Command, err error) error {
 	c.LocalFlags().VisitAll(visit)
 	c.InheritedFlags().VisitAll(visit)
 	if len(near) == 0 {
+		//lint:ignore ST1005 cobra prints this usage error as it is: a hint on a line of its own
 		return fmt.Errorf("%w\nRun '%s --help' for its flags.", err, c.CommandPath())
 	}
 	slices.Sort(near)

@@ -30,7 +30,7 @@ func slurmEnv(t *testing.T) []string {
 	return append(os.Environ(), "SLURM_CONF="+conf)
 }
 
-// Issue 23, class 3: OUT, --merge, the manifest's path and a selection
+// OUT, --merge, the manifest's path and a selection
 // full of shell and sbatch syntax (spaces, quotes, $(), backticks, ';',
 // '#', '%', and backslashes outside OUT) go through a real cluster as
 // written: every job

@@ -123,7 +123,7 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 		}
 		if opts.JSON {
 			doc := verifyDocument{Dir: opts.Shard, Error: err.Error(), Checks: []string{}, Counts: map[string]int{}, Findings: []verify.Finding{}}
-			if werr := writeVerifyJSON(s, doc); werr != nil {
+			if werr := writeIndentedJSON(s, doc); werr != nil {
 				return withCode(exitstatus.WriteFailed, werr)
 			}
 			return exitstatus.Printed(exitstatus.Usage)
@@ -137,7 +137,7 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 	}
 	if opts.JSON {
 		doc := verifyDocument{Dir: res.Dir, Sound: res.Sound, Checks: res.Checks, Counts: counts, Findings: res.Findings}
-		if err := writeVerifyJSON(s, doc); err != nil {
+		if err := writeIndentedJSON(s, doc); err != nil {
 			return withCode(exitstatus.WriteFailed, err)
 		}
 	} else {
@@ -162,7 +162,9 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 	return nil
 }
 
-func writeVerifyJSON(s streams, v any) error {
+// writeIndentedJSON writes v to stdout as one indented JSON document: the
+// --json output of verify, batch plan and batch status.
+func writeIndentedJSON(s streams, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err

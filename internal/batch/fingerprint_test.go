@@ -49,7 +49,7 @@ func oneTask(t *testing.T, dir, session string) campaign.Task {
 	return m.Tasks[0]
 }
 
-// Issue 23, class 2: the fingerprint covers the bytes an export reads
+// The fingerprint covers the bytes an export reads
 // however it reaches them: through a session that is a link, a journal/
 // that is one, a camera file that is one; changing what is behind a link
 // changes the fingerprint.
@@ -117,7 +117,7 @@ func TestFingerprintFollowsLinks(t *testing.T) {
 	}
 }
 
-// Issue 23, class 2: no fingerprint of nothing: an empty session, one of
+// No fingerprint of nothing: an empty session, one of
 // dangling links only, and a link loop are errors (the loop without
 // hanging).
 func TestFingerprintOfNothingIsAnError(t *testing.T) {
@@ -156,7 +156,7 @@ func TestFingerprintOfNothingIsAnError(t *testing.T) {
 	}
 }
 
-// Issue 23, class 2, through Run: a task that failed is final for its
+// Through Run: a task that failed is final for its
 // inputs, but a session swapped behind its link is new input, so the task
 // runs again (it used to be skipped: its fingerprint hashed nothing).
 func TestSwappedSessionRunsAgain(t *testing.T) {
@@ -188,7 +188,7 @@ func TestSwappedSessionRunsAgain(t *testing.T) {
 	}
 }
 
-// Issue 23, class 2: the profile is read by the export too: new content
+// The profile is read by the export too: new content
 // under the same file name is new input.
 func TestFingerprintCoversTheProfile(t *testing.T) {
 	dir := t.TempDir()

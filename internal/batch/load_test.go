@@ -27,7 +27,7 @@ func TestLoadChecksExport(t *testing.T) {
 			`campaign.json: defaults.export.video_size: video_size "64x48": want at least 64x64 for av1 (or vcodec h264)`},
 		{"task spec missing", "campaign.json", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"task_spec": "nope.json"}}]}`,
 			`campaign.json: cases[0].export.task_spec: task_spec "nope.json": open nope.json: no such file or directory`},
-		// Issue 23, class 7: what the encoder or the planner would refuse
+		// What the encoder or the planner would refuse
 		// later is a manifest error now, for batch plan as for batch.
 		{"fps too large", "campaign.json", `{` + good + `, "cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "x", "export": {"fps": 4611686018427387904}}]}`,
 			`campaign.json: cases[0].export.fps: fps 4611686018427387904: want at most 1000`},

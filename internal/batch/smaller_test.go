@@ -11,7 +11,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
-// Issue 23, class 8: a damaged record (cut short, not JSON, numbered
+// A damaged record (cut short, not JSON, numbered
 // wrong, a pipe) is reported; every other record and task is still
 // listed, and the campaign page is still written.
 func TestDamagedRecordIsReportedAndTheRestListed(t *testing.T) {

@@ -483,7 +483,7 @@ func TestCheckExport(t *testing.T) {
 	}
 }
 
-// Issue 23, class 7: a session path with a NUL byte is a manifest error at
+// A session path with a NUL byte is a manifest error at
 // its JSON path (no file system call takes it); the export settings are
 // checked by batch.Load, which holds the export's own check.
 func TestManifestRefusesNULSession(t *testing.T) {

@@ -678,13 +678,3 @@ func (o KubernetesOptions) kubernetesResources() map[string]any {
 	}
 	return res
 }
-
-// sortedIDs returns the tasks' ids sorted (tests, status).
-func sortedIDs(tasks []Task) []string {
-	ids := make([]string, len(tasks))
-	for i, t := range tasks {
-		ids[i] = t.ID
-	}
-	slices.Sort(ids)
-	return ids
-}

@@ -68,7 +68,7 @@ func sbatchDirectives(script string) map[string]string {
 	return out
 }
 
-// Issue 23, class 3: every value that reaches a SLURM script arrives as
+// Every value that reaches a SLURM script arrives as
 // written: sbatch reads each #SBATCH value whole, bash runs exactly the
 // batch and merge command lines with each argument as given, and nothing
 // else runs.
@@ -155,7 +155,7 @@ func TestSlurmScriptsQuoteEveryValue(t *testing.T) {
 	}
 }
 
-// Issue 23, class 3: a value with a newline (or NUL) cannot be carried by an
+// A value with a newline (or NUL) cannot be carried by an
 // #SBATCH line, whatever the quoting, nor a backslash by OUT's log path:
 // the script is refused, naming it.
 func TestSlurmScriptsRefuseNewlines(t *testing.T) {
@@ -185,7 +185,7 @@ func TestSlurmScriptsRefuseNewlines(t *testing.T) {
 	}
 }
 
-// Issue 23, class 8: the job name is a DNS-1123 label whatever the
+// The job name is a DNS-1123 label whatever the
 // campaign id (Kubernetes refuses a Job named "ceres-a..b-c").
 func TestJobNameIsADNSLabel(t *testing.T) {
 	label := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)

@@ -16,11 +16,6 @@ type Selection struct {
 	RunIDs     []string
 }
 
-// IsZero reports whether the selection names nothing (select everything).
-func (s Selection) IsZero() bool {
-	return len(s.CaseIDs) == 0 && len(s.SettingIDs) == 0 && len(s.RunIDs) == 0
-}
-
 // Args is the selection as command-line flags, in a fixed order.
 func (s Selection) Args() []string {
 	var out []string

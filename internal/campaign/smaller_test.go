@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Issue 23, class 8: a huge value makes a short message, whichever field
+// A huge value makes a short message, whichever field
 // or flag carries it.
 func TestLongValuesAreCut(t *testing.T) {
 	huge := strings.Repeat("c", 10<<20)
@@ -34,7 +34,7 @@ func TestLongValuesAreCut(t *testing.T) {
 	}
 }
 
-// Issue 23, class 8: an array task's index below SLURM_ARRAY_TASK_MIN says
+// An array task's index below SLURM_ARRAY_TASK_MIN says
 // so, and an --array-index of one's own takes the count from SLURM.
 func TestArrayFromSlurmEnv(t *testing.T) {
 	env := func(kv ...string) func(string) string {

@@ -101,7 +101,7 @@ func TestREADMETable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile("(?m)^\\| ([0-9]) \\| (.*) \\|$")
+	row := regexp.MustCompile(`(?m)^\| ([0-9]) \| (.*) \|$`)
 	got := map[int]string{}
 	for _, m := range row.FindAllStringSubmatch(string(b), -1) {
 		n, _ := strconv.Atoi(m[1])

@@ -17,7 +17,7 @@ func hostLittleEndian() bool {
 // decodeValue converts one raw little-endian value of field p to the feature
 // dtype and stores its elements in c from index at.
 func decodeValue(c *shard.ColumnData, dtype lerobot.Dtype, at int, p fieldRef, raw []byte) {
-	if dtype == featureDtype(p.dtype) {
+	if dtype == lerobot.FromJournal(p.dtype) {
 		c.PutLittleEndian(dtype, at, raw, p.elems)
 		return
 	}

@@ -38,7 +38,7 @@ func sensorFeatures(res *profile.Resolved, keepFloat64 bool) []rowFeature {
 		if d == journal.DtypeFloat64 && !keepFloat64 {
 			return lerobot.Float32
 		}
-		return featureDtype(d)
+		return lerobot.FromJournal(d)
 	}
 	out := make([]rowFeature, len(res.Features))
 	for i, f := range res.Features {

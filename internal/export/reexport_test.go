@@ -163,7 +163,7 @@ func TestReexportRefused(t *testing.T) {
 	}
 }
 
-// Class 5: a re-export reuses only video bytes whose SHA-256 is the one
+// A re-export reuses only video bytes whose SHA-256 is the one
 // ceres/videos.json recorded; any other damage to the old shard's video or
 // its record means encoding again, and the report says why.
 func TestReexportReusesOnlyVerifiedVideo(t *testing.T) {

@@ -124,7 +124,7 @@ func newRowAssembler(j *journal.Journal, features []rowFeature) (*rowAssembler, 
 			}
 			esize := p.dtype.Size()
 			ps := partSource{fieldRef: p, holder: hi, offset: offset, size: p.fieldElems * esize, skip: p.from * esize, span: p.elems * esize}
-			if featureDtype(p.dtype) == f.Dtype && p.dtype != journal.DtypeBool && hostLittleEndian() {
+			if lerobot.FromJournal(p.dtype) == f.Dtype && p.dtype != journal.DtypeBool && hostLittleEndian() {
 				ps.raw, ps.elemSize = true, esize
 			}
 			ps.narrow = p.dtype == journal.DtypeFloat64 && f.Dtype == lerobot.Float32

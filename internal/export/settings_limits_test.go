@@ -8,7 +8,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 )
 
-// Issue 23, class 7: a setting the encoder or the planner would refuse
+// A setting the encoder or the planner would refuse
 // mid-export is refused by Resolve, before anything runs, naming the
 // setting: the one check for flags and manifests alike.
 func TestResolveRefusesWhatTheEncoderWould(t *testing.T) {
@@ -40,8 +40,8 @@ func TestResolveRefusesWhatTheEncoderWould(t *testing.T) {
 			t.Errorf("Resolve(%+v) = %v, want a %s error saying %q", c.s, err, c.setting, c.say)
 		}
 	}
-	// The limits themselves are taken (the encoders open with them: see
-	// the report of issue 23 for the runs at each maximum).
+	// The limits themselves are taken (the encoders open with them at
+	// each maximum).
 	for _, s := range []settings.Settings{
 		{FPS: 1000}, {CRF: 63, G: 100000, Preset: "13"}, {Preset: "0"}, {Vcodec: "h264", CRF: 51, Preset: "placebo"},
 		{VideoSize: "8192x8192"}, {EncoderThreads: 1024, CameraJobs: 1024},

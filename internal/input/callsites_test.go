@@ -13,9 +13,9 @@ import (
 )
 
 // openers are the calls that open a file by name for reading. A named pipe
-// given where a file is expected blocks every one of them (issue 23, class
-// 4: a manifest, a profile, a shard's export report, an attempt record);
-// the tool opens files through this package instead.
+// given where a file is expected blocks every one of them (a manifest, a
+// profile, a shard's export report, an attempt record); the tool opens
+// files through this package instead.
 var openers = map[string][]string{
 	"os":        {"Open", "ReadFile", "OpenFile", "DirFS"},
 	"io/ioutil": {"ReadFile"},
@@ -25,14 +25,14 @@ var openers = map[string][]string{
 // notInputs are the call sites that open, by name, something no user
 // gives: each says why it cannot be a pipe. Keyed by file and function.
 var notInputs = map[string]string{
-	"internal/output/file.go syncPath":                      "fsyncs a directory or a file the tool wrote itself",
+	"internal/fsync/fsync.go syncPath":                      "fsyncs a directory or a file the tool wrote itself",
 	"internal/video/join.go open":                           "reads back the output file it is writing",
 	"internal/synth/session/journal.go corruptFirstSegment": "damages a segment synth has just written",
 	"internal/synth/session/journal.go tearLastRecord":      "tears the last record of a segment synth has just written",
 	"internal/synth/live.go growCamera":                     "copies a camera file synth has just encoded into the one it is growing",
 }
 
-// Issue 23, class 4: every file the tool opens by name goes through the
+// Every file the tool opens by name goes through the
 // regular-file rule. This test reads the whole module's code: a call that
 // opens a file (openers) must be in package input, create a new file
 // (O_CREATE|O_EXCL, which never opens a pipe), or be listed in notInputs;

@@ -86,13 +86,3 @@ func LastFrameTime(start int64, length, fps int) int64 {
 	}
 	return FrameTime(start, length-1, fps)
 }
-
-// FrameTimes expands the frame clock of an episode of length frames
-// starting at start: FrameTime(start, k, fps) for k in [0, length).
-func FrameTimes(start int64, length, fps int) []int64 {
-	out := make([]int64, length)
-	for k := range out {
-		out[k] = FrameTime(start, k, fps)
-	}
-	return out
-}

@@ -223,10 +223,13 @@ func BenchmarkFrameTime(b *testing.B) {
 
 func TestFrameTimes(t *testing.T) {
 	t.Parallel()
-	got := FrameTimes(1000, 4, 30)
+	var got []int64
+	for k := range 4 {
+		got = append(got, FrameTime(1000, k, 30))
+	}
 	want := []int64{1000, 1000 + 33333333, 1000 + 66666667, 1000 + 100000000}
 	if !slices.Equal(got, want) {
-		t.Errorf("FrameTimes = %v, want %v", got, want)
+		t.Errorf("FrameTime(1000, 0..3, 30) = %v, want %v", got, want)
 	}
 	for _, n := range []int{1, 4, 90} {
 		if got, want := LastFrameTime(5, n, 29), FrameTime(5, n-1, 29); got != want {

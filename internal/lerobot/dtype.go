@@ -1,12 +1,12 @@
 package lerobot
 
 import (
-	"encoding/binary"
 	"math"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -16,14 +16,15 @@ import (
 // outside the data files.
 type Dtype string
 
-// The dtypes LeRobot features have.
+// The dtypes LeRobot features have. The numeric ones are the journal's
+// field dtypes, under the same numpy names.
 const (
-	Float32 Dtype = "float32"
-	Float64 Dtype = "float64"
-	Int32   Dtype = "int32"
-	Int64   Dtype = "int64"
-	Uint8   Dtype = "uint8"
-	Bool    Dtype = "bool"
+	Float32 Dtype = Dtype(journal.DtypeFloat32)
+	Float64 Dtype = Dtype(journal.DtypeFloat64)
+	Int32   Dtype = Dtype(journal.DtypeInt32)
+	Int64   Dtype = Dtype(journal.DtypeInt64)
+	Uint8   Dtype = Dtype(journal.DtypeUint8)
+	Bool    Dtype = Dtype(journal.DtypeBool)
 	String  Dtype = "string"
 	Video   Dtype = "video"
 	Image   Dtype = "image"
@@ -32,32 +33,30 @@ const (
 // dtypeInfo is one row of the dtype table.
 type dtypeInfo struct {
 	dtype Dtype
-	// size is the bytes of one element, little-endian; 0 for non-numeric.
-	size int
+	// journal is the journal dtype whose values this one holds unchanged,
+	// the home of its element size and little-endian decoding; "" for
+	// string and the visual dtypes.
+	journal journal.Dtype
 	// integer: statistics keep integer min and max; pandas calls it int64.
 	integer bool
 	// arrow is the Arrow type datasets.Value gives the dtype.
 	arrow arrow.DataType
 	// parquet is the Parquet leaf pyarrow writes for it.
 	parquet func() parquet.Node
-	// decode converts element e of little-endian raw to float64.
-	decode func(raw []byte, e int) float64
 	// values are the column operations (nil for visual dtypes).
 	values Values
 }
 
-var le = binary.LittleEndian
-
-// dtypes is the dtype table, the one place that says what each dtype is:
-// its size, Arrow type, Parquet leaf, decoding, and how a column of it is
-// held, written and read (Values). Adding a dtype adds a row here (and,
-// when the journal has it too, a line in export's journal mapping);
-// nothing else changes.
+// dtypes is the dtype table, the one place that says what each feature
+// dtype is on the dataset side: its Arrow type, Parquet leaf, and how a
+// column of it is held, written and read (Values). A numeric row names its
+// journal dtype, whose table (journal/dtype.go) holds the element size and
+// the little-endian decoding: a numeric dtype is a journal dtype first, so
+// adding one adds a row there and one here; nothing else changes.
 var dtypes = []dtypeInfo{
 	{
-		dtype: Float32, size: 4, arrow: arrow.PrimitiveTypes.Float32,
+		dtype: Float32, journal: journal.DtypeFloat32, arrow: arrow.PrimitiveTypes.Float32,
 		parquet: func() parquet.Node { return parquet.Leaf(parquet.FloatType) },
-		decode:  func(raw []byte, e int) float64 { return float64(math.Float32frombits(le.Uint32(raw[4*e:]))) },
 		values: numericValues[float32]{toParquet: func(dst []parquet.Value, src []float32) {
 			for i, x := range src {
 				dst[i] = parquet.FloatValue(x)
@@ -65,9 +64,8 @@ var dtypes = []dtypeInfo{
 		}},
 	},
 	{
-		dtype: Float64, size: 8, arrow: arrow.PrimitiveTypes.Float64,
+		dtype: Float64, journal: journal.DtypeFloat64, arrow: arrow.PrimitiveTypes.Float64,
 		parquet: func() parquet.Node { return parquet.Leaf(parquet.DoubleType) },
-		decode:  func(raw []byte, e int) float64 { return math.Float64frombits(le.Uint64(raw[8*e:])) },
 		values: numericValues[float64]{toParquet: func(dst []parquet.Value, src []float64) {
 			for i, x := range src {
 				dst[i] = parquet.DoubleValue(x)
@@ -75,9 +73,8 @@ var dtypes = []dtypeInfo{
 		}},
 	},
 	{
-		dtype: Int32, size: 4, integer: true, arrow: arrow.PrimitiveTypes.Int32,
+		dtype: Int32, journal: journal.DtypeInt32, integer: true, arrow: arrow.PrimitiveTypes.Int32,
 		parquet: func() parquet.Node { return parquet.Leaf(parquet.Int32Type) },
-		decode:  func(raw []byte, e int) float64 { return float64(int32(le.Uint32(raw[4*e:]))) },
 		values: numericValues[int32]{toParquet: func(dst []parquet.Value, src []int32) {
 			for i, x := range src {
 				dst[i] = parquet.Int32Value(x)
@@ -85,9 +82,8 @@ var dtypes = []dtypeInfo{
 		}},
 	},
 	{
-		dtype: Int64, size: 8, integer: true, arrow: arrow.PrimitiveTypes.Int64,
+		dtype: Int64, journal: journal.DtypeInt64, integer: true, arrow: arrow.PrimitiveTypes.Int64,
 		parquet: func() parquet.Node { return parquet.Leaf(parquet.Int64Type) },
-		decode:  func(raw []byte, e int) float64 { return float64(int64(le.Uint64(raw[8*e:]))) },
 		values: numericValues[int64]{toParquet: func(dst []parquet.Value, src []int64) {
 			for i, x := range src {
 				dst[i] = parquet.Int64Value(x)
@@ -95,9 +91,8 @@ var dtypes = []dtypeInfo{
 		}},
 	},
 	{
-		dtype: Uint8, size: 1, integer: true, arrow: arrow.PrimitiveTypes.Uint8,
+		dtype: Uint8, journal: journal.DtypeUint8, integer: true, arrow: arrow.PrimitiveTypes.Uint8,
 		parquet: func() parquet.Node { return parquet.Uint(8) },
-		decode:  func(raw []byte, e int) float64 { return float64(raw[e]) },
 		values: numericValues[uint8]{toParquet: func(dst []parquet.Value, src []uint8) {
 			for i, x := range src {
 				dst[i] = parquet.Int32Value(int32(x))
@@ -105,15 +100,9 @@ var dtypes = []dtypeInfo{
 		}},
 	},
 	{
-		dtype: Bool, size: 1, arrow: arrow.FixedWidthTypes.Boolean,
+		dtype: Bool, journal: journal.DtypeBool, arrow: arrow.FixedWidthTypes.Boolean,
 		parquet: func() parquet.Node { return parquet.Leaf(parquet.BooleanType) },
-		decode: func(raw []byte, e int) float64 {
-			if raw[e] != 0 {
-				return 1
-			}
-			return 0
-		},
-		values: boolValues{},
+		values:  boolValues{},
 	},
 	{
 		dtype: String, arrow: arrow.BinaryTypes.String,
@@ -139,7 +128,7 @@ func (d Dtype) Known() bool { return d.info().dtype != "" }
 
 // Size returns the byte size of one element of a numeric dtype (bool
 // included), 0 for string, video and image.
-func (d Dtype) Size() int { return d.info().size }
+func (d Dtype) Size() int { return d.info().journal.Size() }
 
 // Numeric reports whether d is one of the fixed-size numeric dtypes (bool
 // included).
@@ -174,10 +163,22 @@ func (d Dtype) Values() Values { return d.info().values }
 // raw, converted to float64 (bool as 0 or 1, any nonzero byte counting as
 // true); NaN for other dtypes.
 func (d Dtype) Float64(raw []byte, e int) float64 {
-	if dec := d.info().decode; dec != nil {
-		return dec(raw, e)
+	if j := d.info().journal; j != "" {
+		return j.Float64(raw, e)
 	}
 	return math.NaN()
+}
+
+// FromJournal returns the feature dtype that holds the values of a journal
+// field of dtype d unchanged, of the same size and little-endian encoding;
+// "" for a dtype the journal does not define.
+func FromJournal(d journal.Dtype) Dtype {
+	for i := range dtypes {
+		if d != "" && dtypes[i].journal == d {
+			return dtypes[i].dtype
+		}
+	}
+	return ""
 }
 
 // Values are the operations on a column of one dtype: its values held

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -153,5 +154,27 @@ func TestDtypeTable(t *testing.T) {
 				t.Error("Clone lost values")
 			}
 		})
+	}
+}
+
+// TestFromJournal checks the boundary between the journal's field dtypes
+// and the features': every journal dtype maps to a numeric feature dtype of
+// the same name and size that decodes its bytes to the same value, and a
+// dtype the journal does not define maps to none.
+func TestFromJournal(t *testing.T) {
+	raw := []byte{0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0x3f}
+	for _, jd := range journal.Dtypes() {
+		d := FromJournal(jd)
+		if string(d) != string(jd) || d.Size() != jd.Size() || !d.Numeric() {
+			t.Errorf("FromJournal(%s) = %q of size %d, want %q of size %d", jd, d, d.Size(), jd, jd.Size())
+		}
+		if got, want := d.Float64(raw, 0), jd.Float64(raw, 0); got != want {
+			t.Errorf("%s: feature decodes %v, journal %v", jd, got, want)
+		}
+	}
+	for _, jd := range []journal.Dtype{"float16", "string", "video", ""} {
+		if d := FromJournal(jd); d != "" {
+			t.Errorf("FromJournal(%q) = %q, want none", jd, d)
+		}
 	}
 }

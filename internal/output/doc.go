@@ -10,8 +10,8 @@
 //
 // Shards and merged datasets (shard, merge), campaign directories, attempt
 // records and campaign pages (batch), and pages written on their own
-// (report) all go through it; no other package renames into place or
-// fsyncs a directory.
+// (report) all go through it; no other package renames into place. The
+// fsync itself is internal/fsync's, which the journal writer shares.
 //
 //	st, err := output.Stage(dest, output.StageOptions{Replace: replace, Kind: output.KindShard, Inputs: inputs})
 //	defer st.Abort()          // no-op after Commit

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ceres-robotics/ceres-export/internal/fsync"
 	"github.com/ceres-robotics/ceres-export/internal/input"
 )
 
@@ -106,23 +107,11 @@ func syncParent(path string) error {
 }
 
 // SyncFile fsyncs the regular file at path.
-func SyncFile(path string) error { return syncPath(path) }
+func SyncFile(path string) error { return fsync.File(path) }
 
 // SyncDir fsyncs the directory at path, making the entries made, renamed
-// or removed in it durable: the one definition of a directory fsync.
-func SyncDir(path string) error { return syncPath(path) }
-
-func syncPath(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
+// or removed in it durable (internal/fsync holds the one definition).
+func SyncDir(path string) error { return fsync.Dir(path) }
 
 // LinkOrCopy makes dst a hard link of src, or a copy where the file system
 // cannot link: how a dataset carries a file of the dataset it replaces or

@@ -15,6 +15,3 @@ func renameNoReplace(from, to string) error {
 func exchange(from, to string) error {
 	return unix.RenamexNp(from, to, unix.RENAME_SWAP)
 }
-
-// exchangeAtomic says whether exchange never leaves to missing.
-const exchangeAtomic = true

@@ -15,6 +15,3 @@ func renameNoReplace(from, to string) error {
 func exchange(from, to string) error {
 	return unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_EXCHANGE)
 }
-
-// exchangeAtomic says whether exchange never leaves to missing.
-const exchangeAtomic = true

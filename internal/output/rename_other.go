@@ -41,6 +41,3 @@ func exchange(from, to string) error {
 	}
 	return os.Rename(aside, from)
 }
-
-// exchangeAtomic says whether exchange never leaves to missing.
-const exchangeAtomic = false

@@ -133,8 +133,15 @@ func stageLocked(dest, kind string, replace bool) (*Staging, error) {
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("output: stage %s: %w", dest, err)
 	}
+	if testHookStaged != nil {
+		testHookStaged()
+	}
 	return &Staging{dest: dest, tmp: tmp, kind: kind, replace: replace}, nil
 }
+
+// testHookStaged, when set, runs once a staging directory is ready: only a
+// binary built with the ceres_testhooks tag sets it (testhook_pause.go).
+var testHookStaged func()
 
 func writeMarker(dir string) error {
 	body := "ceres-export staging directory; safe to delete when no export runs\npid " + strconv.Itoa(os.Getpid()) + "\n"
@@ -226,17 +233,6 @@ func (s *Staging) Abort() error {
 func (s *Staging) unlock() {
 	_ = s.lock.Unlock()
 	s.lock = nil
-}
-
-// IsStagingDir reports whether path is a staging directory of this package
-// (name ".<base>.ceres-tmp-*" holding the marker file).
-func IsStagingDir(path string) bool {
-	name := filepath.Base(path)
-	if !strings.HasPrefix(name, ".") || !strings.Contains(name, tempInfix) {
-		return false
-	}
-	st, err := os.Stat(filepath.Join(path, StagingMarker))
-	return err == nil && st.Mode().IsRegular()
 }
 
 // removeStaleStaging deletes the staging directories of dest and returns

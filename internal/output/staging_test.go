@@ -66,7 +66,7 @@ func TestStageCommitNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(filepath.Base(st.Dir()), ".shard-1.ceres-tmp-") || !IsStagingDir(st.Dir()) {
+	if !strings.HasPrefix(filepath.Base(st.Dir()), ".shard-1.ceres-tmp-") || !isStagingDir(st.Dir()) {
 		t.Fatalf("staging dir %s not recognisable", st.Dir())
 	}
 	writeTree(t, st.Dir(), map[string]string{"content": "new"})
@@ -174,8 +174,8 @@ func TestStaleStagingOnlyWhenOwnerGone(t *testing.T) {
 	writeTree(t, dead, map[string]string{StagingMarker: "x\npid 1\n", "part": "1"})
 	writeTree(t, swappedOut, map[string]string{"content": "{}"})
 	writeTree(t, other, map[string]string{StagingMarker: "x\npid 4194305\n"})
-	if IsStagingDir(swappedOut) || !IsStagingDir(dead) {
-		t.Fatal("IsStagingDir misjudges")
+	if isStagingDir(swappedOut) || !isStagingDir(dead) {
+		t.Fatal("isStagingDir misjudges")
 	}
 	live, err := Stage(dest, StageOptions{}) // cleans up as a side effect
 	if err != nil {
@@ -239,4 +239,15 @@ func TestScratchFollowsTheStagingRule(t *testing.T) {
 	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
 		t.Errorf("left after Abort: %v", entries)
 	}
+}
+
+// isStagingDir reports whether path is a staging directory of this package
+// (name ".<base>.ceres-tmp-*" holding the marker file).
+func isStagingDir(path string) bool {
+	name := filepath.Base(path)
+	if !strings.HasPrefix(name, ".") || !strings.Contains(name, tempInfix) {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(path, StagingMarker))
+	return err == nil && st.Mode().IsRegular()
 }

@@ -106,18 +106,18 @@ func svgTiles(id, title string, w, h vg.Length, rows [][]*plot.Plot) (template.H
 	}
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
-		return "", fmt.Errorf("report: %s chart: %w", id, err)
+		return "", fmt.Errorf("page: %s chart: %w", id, err)
 	}
 	s := buf.String()
 	start := strings.Index(s, "<svg ")
 	if start < 0 {
-		return "", fmt.Errorf("report: %s chart: no <svg> element", id)
+		return "", fmt.Errorf("page: %s chart: no <svg> element", id)
 	}
 	s = s[start:]
 	// Drop the fixed width and height (the viewBox stays) and name it.
 	end := strings.Index(s, "viewBox=")
 	if end < 0 {
-		return "", fmt.Errorf("report: %s chart: no viewBox", id)
+		return "", fmt.Errorf("page: %s chart: no viewBox", id)
 	}
 	s = fmt.Sprintf(`<svg id="%s" role="img" aria-label="%s" class="chart" `, id, template.HTMLEscapeString(title)) + s[end:]
 	// gonum measured the text in Liberation Sans; Arimo and Arial share its

@@ -26,37 +26,37 @@ func LoadShard(ctx context.Context, sessionDir, shardDir string) (*export.Result
 		err = fmt.Errorf("%s is a merged dataset; a session page shows one shard", shardDir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("page: %w", err)
 	}
 	var rep export.Report
 	if err := ds.ReadJSON(layout.ExportReportPath, &rep); err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("page: %w", err)
 	}
 	j, err := journal.Open(ctx, sessionDir, journal.Options{Salvage: rep.Exporter.Options.Salvage})
 	if err != nil {
 		return nil, err
 	}
 	if j.Spec == nil {
-		return nil, fmt.Errorf("report: session %s has no task specification", sessionDir)
+		return nil, fmt.Errorf("page: session %s has no task specification", sessionDir)
 	}
 	if j.Info.SessionID != rep.SessionID {
-		return nil, fmt.Errorf("report: shard %s was exported from session %q, but %s is session %q", shardDir, rep.SessionID, sessionDir, j.Info.SessionID)
+		return nil, fmt.Errorf("page: shard %s was exported from session %q, but %s is session %q", shardDir, rep.SessionID, sessionDir, j.Info.SessionID)
 	}
 	specs, err := ds.Specs()
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("page: %w", err)
 	}
 	sb, ok := specs[rep.Spec.Hash]
 	if !ok {
-		return nil, fmt.Errorf("report: applied task specification %s is not stored under %s", rep.Spec.Hash, ds.Path(ds.SpecsDir()))
+		return nil, fmt.Errorf("page: applied task specification %s is not stored under %s", rep.Spec.Hash, ds.Path(ds.SpecsDir()))
 	}
 	applied, err := taskspec.Parse(sb)
 	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", ds.Path(layout.SpecPath(rep.Spec.Hash)), err)
+		return nil, fmt.Errorf("page: %s: %w", ds.Path(layout.SpecPath(rep.Spec.Hash)), err)
 	}
 	p, err := plan.Build(j.Events, plan.SpecTypes(applied), rep.FPS)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("page: %w", err)
 	}
 	return &export.Result{Dir: shardDir, Journal: j, Plan: p, Spec: applied, Report: &rep}, nil
 }
@@ -70,15 +70,15 @@ func LoadSession(ctx context.Context, sessionDir string, salvage bool) (*export.
 		return nil, err
 	}
 	if j.Spec == nil {
-		return nil, fmt.Errorf("report: session %s has no task specification", sessionDir)
+		return nil, fmt.Errorf("page: session %s has no task specification", sessionDir)
 	}
 	fps, _, err := plan.DefaultFPS(j.Info.Streams)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("page: %w", err)
 	}
 	p, err := plan.Build(j.Events, plan.SpecTypes(j.Spec), fps)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("page: %w", err)
 	}
 	return &export.Result{Journal: j, Plan: p, Spec: j.Spec}, nil
 }
@@ -113,7 +113,7 @@ func IsPage(path string) bool {
 // the new one is whole.
 func WriteFile(path string, write func(io.Writer) error) error {
 	if err := output.WriteFile(path, 0o644, write); err != nil {
-		return fmt.Errorf("report: %w", err)
+		return fmt.Errorf("page: %w", err)
 	}
 	return nil
 }

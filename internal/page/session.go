@@ -139,7 +139,7 @@ func buildSession(ctx context.Context, r *export.Result) (*sessionPage, error) {
 	if rep != nil && len(rep.Cameras) > 0 {
 		var err error
 		if cams, err = export.ReadCameraResults(r.Dir); err != nil {
-			return nil, fmt.Errorf("report: %w", err)
+			return nil, fmt.Errorf("page: %w", err)
 		}
 	}
 	lanes := cameraLanes(j, p, rep, cams)
@@ -402,7 +402,7 @@ func episodeRows(ctx context.Context, r *export.Result, cams map[string]video.Ca
 	for k, s := range streams {
 		res := cams[s]
 		if len(res.Episodes) != len(p.Episodes) {
-			return nil, nil, fmt.Errorf("report: camera %s has %d episodes in %s, the plan %d", s, len(res.Episodes), layout.VideosPath, len(p.Episodes))
+			return nil, nil, fmt.Errorf("page: camera %s has %d episodes in %s, the plan %d", s, len(res.Episodes), layout.VideosPath, len(p.Episodes))
 		}
 		feature := r.Report.Cameras[s].Feature
 		g.Go(func() error {
@@ -535,7 +535,7 @@ func journalDamage(j *journal.Journal, clk clock) ([]damageMark, int64, error) {
 		}
 		before, after, err := timesAround(segs[idx], r, j.Info.Streams)
 		if err != nil {
-			return nil, 0, fmt.Errorf("report: journal %s: %w", r.Segment, err)
+			return nil, 0, fmt.Errorf("page: journal %s: %w", r.Segment, err)
 		}
 		if before == nil {
 			before = &clk.origin

@@ -126,7 +126,7 @@ func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraR
 	for i := range out {
 		if missing[i] == 0 { // an episode without frames: nothing to decode
 			if err := out[i].encode(quality); err != nil {
-				return nil, fmt.Errorf("report: thumbnails: episode %d: %w", i, err)
+				return nil, fmt.Errorf("page: thumbnails: episode %d: %w", i, err)
 			}
 		}
 	}
@@ -166,7 +166,7 @@ func thumbnails(ctx context.Context, shardDir, feature string, res video.CameraR
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("report: thumbnails: %w", err)
+			return nil, fmt.Errorf("page: thumbnails: %w", err)
 		}
 	}
 	return out, nil

@@ -129,7 +129,7 @@ func readTraces(ctx context.Context, j *journal.Journal, clk clock) ([]*trace, [
 			err = cerr
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("report: stream %s: %w", s.ID, err)
+			return nil, nil, fmt.Errorf("page: stream %s: %w", s.ID, err)
 		}
 	}
 	if len(out) > maxTracePlots {
@@ -207,7 +207,7 @@ func traces(list []*trace, p *plan.Plan, rep *export.Report, clk clock) (templat
 			}
 			l, err := plotter.NewLine(pts)
 			if err != nil {
-				return "", fmt.Errorf("report: trace %s: %w", title, err)
+				return "", fmt.Errorf("page: trace %s: %w", title, err)
 			}
 			l.Color = traceColors[e%len(traceColors)]
 			l.Width = vg.Points(0.8)

@@ -62,7 +62,7 @@ func TestTaskLabel(t *testing.T) {
 	}
 }
 
-// Issue 23, class 1: a label is public only when it carries nothing private
+// A label is public only when it carries nothing private
 // of any specification the dataset is made under (a re-export's recorded
 // one too), nor the session id, compared as verify compares: ignoring case,
 // width and separators.
@@ -110,7 +110,7 @@ func TestTaskLabelEverySpecification(t *testing.T) {
 	}
 }
 
-// Issue 23, class 1: Find sees a private string however it is written: in
+// Find sees a private string however it is written: in
 // other case, JSON-escaped (\u00XX included), in other Unicode forms, in a
 // string of a JSON document, with an id's separators.
 func TestFindEveryForm(t *testing.T) {

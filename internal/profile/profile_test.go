@@ -305,3 +305,14 @@ func TestMappingTakesADroppedField(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// CameraKey returns the feature key of camera stream id, or "" when the
+// stream is not a kept camera.
+func (r *Resolved) CameraKey(stream string) string {
+	for _, c := range r.Cameras {
+		if c.Stream == stream {
+			return c.Key
+		}
+	}
+	return ""
+}

@@ -225,17 +225,6 @@ func Resolve(p *Profile, session journal.Session) (*Resolved, error) {
 	return out, nil
 }
 
-// CameraKey returns the feature key of camera stream id, or "" when the
-// stream is not a kept camera.
-func (r *Resolved) CameraKey(stream string) string {
-	for _, c := range r.Cameras {
-		if c.Stream == stream {
-			return c.Key
-		}
-	}
-	return ""
-}
-
 func streamList(session journal.Session, kind string) string {
 	var ids []string
 	for _, s := range session.Streams {

@@ -157,17 +157,6 @@ func StatsFeatures(features []Feature) []Feature {
 // NewRows returns empty rows shaped for this builder's data features.
 func (b *Builder) NewRows(capacity int) *EpisodeRows { return NewEpisodeRows(b.features, capacity) }
 
-// ColumnIndex returns the index in EpisodeRows.Columns of the data feature
-// name, or -1 when there is none (unknown name or a video feature).
-func (b *Builder) ColumnIndex(name string) int {
-	for i, f := range b.dataCols {
-		if f.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // AddTask returns the task_index of text, adding it if new. Indices are
 // given in order of first appearance.
 func (b *Builder) AddTask(text string) int64 {

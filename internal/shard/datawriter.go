@@ -71,7 +71,7 @@ type DataWriter struct {
 	wopts   []parquet.WriterOption
 
 	file       *os.File
-	pw         *parquet.Writer
+	pw         *parquet.GenericWriter[any]
 	chunk      int
 	fileIdx    int
 	fileFrames int64
@@ -247,7 +247,7 @@ func (w *DataWriter) rotateIfNeeded(frames int64) error {
 		return err
 	}
 	w.file = f
-	w.pw = parquet.NewWriter(f, w.wopts...)
+	w.pw = parquet.NewGenericWriter[any](f, w.wopts...)
 	w.fileFrames, w.fileEps = 0, 0
 	return nil
 }

@@ -77,7 +77,7 @@ func arrowParquetProps(createdBy string, dictionary bool) (*parquet.WriterProper
 }
 
 // writeArrowParquet writes one record as a single-row-group Parquet file.
-func writeArrowParquet(path string, rec arrow.Record, createdBy string, dictionary bool) error {
+func writeArrowParquet(path string, rec arrow.RecordBatch, createdBy string, dictionary bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func writeTasks(path string, tasks []string, createdBy string) error {
 		b.Field(0).(*array.Int64Builder).Append(int64(i))
 		b.Field(1).(*array.StringBuilder).Append(t)
 	}
-	rec := b.NewRecord()
+	rec := b.NewRecordBatch()
 	defer rec.Release()
 	return writeArrowParquet(path, rec, createdBy, true)
 }
@@ -302,7 +302,7 @@ func writeEpisodes(path string, cols []episodeColumn, eps []episodeRecord, creat
 			c.append(b.Field(j), &eps[i])
 		}
 	}
-	rec := b.NewRecord()
+	rec := b.NewRecordBatch()
 	defer rec.Release()
 	return writeArrowParquet(path, rec, createdBy, false)
 }

@@ -274,28 +274,6 @@ func (d *Dataset) Specs() (map[string][]byte, error) {
 	return specs, nil
 }
 
-// CeresFiles lists the files under layout.CeresDir, relative to the root,
-// slash-separated, sorted.
-func (d *Dataset) CeresFiles() ([]string, error) {
-	var out []string
-	root := d.Path(layout.CeresDir)
-	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.Type().IsRegular() {
-			rel, _ := filepath.Rel(d.Dir, p)
-			out = append(out, filepath.ToSlash(rel))
-		}
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	slices.Sort(out)
-	return out, err
-}
-
 // readInfo parses meta/info.json keeping key order.
 func (d *Dataset) readInfo() error {
 	p := d.Path(layout.InfoPath)

@@ -3,9 +3,11 @@ package shard
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,4 +182,26 @@ func TestBuilderRefusesUnknownCeresFile(t *testing.T) {
 	if err := b.WriteCeresJSON(layout.ExtensionsPath, map[string]int{"a": 1}); err != nil {
 		t.Errorf("WriteCeresJSON(%s): %v", layout.ExtensionsPath, err)
 	}
+}
+
+// CeresFiles lists the files under layout.CeresDir, relative to the root,
+// slash-separated, sorted.
+func (d *Dataset) CeresFiles() ([]string, error) {
+	var out []string
+	root := d.Path(layout.CeresDir)
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.Type().IsRegular() {
+			rel, _ := filepath.Rel(d.Dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	slices.Sort(out)
+	return out, err
 }

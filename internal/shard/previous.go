@@ -7,9 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
-
-	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // PreviousShard is a read-only view of the shard currently at a
@@ -48,19 +45,6 @@ func OpenPrevious(dest string) (*PreviousShard, error) {
 	}
 	sort.Strings(p.Files)
 	return p, nil
-}
-
-// VideoFiles returns the mp4 files of one video feature, relative to Root
-// (videos/<key>/chunk-CCC/file-FFF.mp4), sorted.
-func (p *PreviousShard) VideoFiles(videoKey string) []string {
-	prefix := layout.VideoDir(videoKey) + "/"
-	var out []string
-	for _, f := range p.Files {
-		if strings.HasPrefix(f, prefix) && strings.HasSuffix(f, layout.VideoExt) {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // Path returns the absolute path of a file listed in Files.

@@ -3,6 +3,7 @@ package shard
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
@@ -36,4 +37,17 @@ func TestOpenPreviousMissing(t *testing.T) {
 	if p != nil || err != nil {
 		t.Errorf("OpenPrevious of a missing dir = %v, %v", p, err)
 	}
+}
+
+// VideoFiles returns the mp4 files of one video feature, relative to Root
+// (videos/<key>/chunk-CCC/file-FFF.mp4), sorted.
+func (p *PreviousShard) VideoFiles(videoKey string) []string {
+	prefix := layout.VideoDir(videoKey) + "/"
+	var out []string
+	for _, f := range p.Files {
+		if strings.HasPrefix(f, prefix) && strings.HasSuffix(f, layout.VideoExt) {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -9,22 +9,16 @@ import (
 // of the feature dtype's Go type ([]float32 for "float32", []bool for
 // "bool", []string for "string", ...); every operation goes through the
 // dtype table (lerobot.Dtype.Values), so no dtype is spelled here. Values
-// and ColumnOf give typed access.
+// gives typed access.
 type ColumnData struct {
 	v any
 }
-
-// ColumnOf is a column holding v.
-func ColumnOf[T any](v []T) ColumnData { return ColumnData{v: v} }
 
 // Values returns c's values as []T; nil when c holds another type.
 func Values[T any](c *ColumnData) []T {
 	s, _ := c.v.([]T)
 	return s
 }
-
-// SetValues makes c hold v.
-func SetValues[T any](c *ColumnData, v []T) { c.v = v }
 
 // Len returns the number of values of c, a column of dtype.
 func (c *ColumnData) Len(dtype lerobot.Dtype) int { return dtype.Values().Len(c.v) }

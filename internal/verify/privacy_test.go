@@ -153,7 +153,7 @@ func TestPrivacyFindsPlantedLeaks(t *testing.T) {
 				t.Fatal("the planted string is stored literally: this case would not test the decoded scan")
 			}
 		}, "privacy.leak", "meta/episodes/chunk-000/file-000.parquet", privInstructions},
-		// Issue 23, class 1: verify compares as the label rule does.
+		// Verify compares as the label rule does.
 		{"upper-cased session id in a campaign file", func(t *testing.T, s string) {
 			os.WriteFile(filepath.Join(s, "ceres", "campaign.json"), []byte(`{"campaign_id":"h-0123456789abcdef0123456789abcdef","task_id":"`+
 				strings.ToUpper(sessionIDOf(t, f.session))+`","attempt_no":1}`), 0o644)

@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/asticode/go-astiav"
-
-	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // An export's AV1 packets are the ones FFmpeg 5.1 (Debian 12) made through
@@ -45,7 +43,7 @@ func TestAV1BytesStable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out.mp4")
-			if _, err := ExportCamera(ctx, []Source{{Path: src, StartT: journalBase}}, []EpisodeTimes{{Times: lerobot.FrameTimes(journalBase, frames, 30)}}, ExportOptions{
+			if _, err := ExportCamera(ctx, []Source{{Path: src, StartT: journalBase}}, []EpisodeTimes{{Times: clockTimes(journalBase, frames, 30)}}, ExportOptions{
 				FPS: 30, Encoder: tc.enc, FilePath: func(int, int) string { return out },
 			}); err != nil {
 				t.Fatal(err)

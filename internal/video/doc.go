@@ -11,8 +11,10 @@
 // A source frame's journal time is StartT + pts·time_base·1e9 ns, with the
 // raw container pts (never start_time-adjusted: Opus pre-skip makes WebM
 // start_time negative, and fragmented mp4s start late) and exact rational
-// arithmetic (math/big). Target times T_k come from the caller (the frame
-// clock, see lerobot.FrameTimes).
+// arithmetic (math/big). Target times T_k are an episode's frame clock: the
+// caller gives its Start and Length, and T_k = lerobot.FrameTime(Start, k,
+// FPS) is computed frame by frame, so no episode's times are ever held as a
+// list (EpisodeTimes.Times, an explicit list, lets tests give other times).
 //
 // # Selection
 //
@@ -22,7 +24,7 @@
 //	next := first source frame; prev := none
 //	for each episode e (times non-decreasing across episodes):
 //	    open a fresh encoder writing e's part
-//	    for k, T := range e.Times:
+//	    for k in [0, e.Length): T := FrameTime(e.Start, k, FPS)
 //	        while next ≠ none and t(next) ≤ T:                 // advance
 //	            prev := next; next := following source frame  // files in order;
 //	                                                           // t must increase, else dropped
@@ -32,7 +34,7 @@
 //	                  prev otherwise                           // tie → earlier
 //	        gap += |t(chosen) − T| > 1e9/SourceFPS
 //	        frame := scale chosen to W×H yuv420p (once per distinct source frame)
-//	        if k ∈ sample_indices(len(e.Times)): add frame to e's image stats
+//	        if k ∈ sample_indices(e.Length): add frame to e's image stats
 //	        encode frame with pts = k, time base 1/FPS, pict_type NONE,
 //	        not a key frame, packet duration 1
 //	    flush the encoder (SendFrame(nil)), drain, trailer   // while e+1 encodes

@@ -32,21 +32,14 @@ type Source struct {
 
 // EpisodeTimes gives the journal times T_k (ns) of an episode's frames,
 // non-decreasing: either listed in Times, or, when Times is nil, as the
-// frame clock lerobot.FrameTimes(Start, Length, fps) of the export's fps. The
-// compact form is expanded one episode at a time, so a long session's frame
-// times are never all in memory.
+// frame clock T_k = lerobot.FrameTime(Start, k, fps) of the export's fps for
+// k in [0, Length). The exporter gives the clock, which is computed frame by
+// frame, so that no episode's frame times are held in memory; a list is for
+// tests that need irregular times.
 type EpisodeTimes struct {
 	Times  []int64
 	Start  int64
 	Length int
-}
-
-// times returns the episode's frame times at fps.
-func (e EpisodeTimes) times(fps int) []int64 {
-	if e.Times != nil {
-		return e.Times
-	}
-	return lerobot.FrameTimes(e.Start, e.Length, fps)
 }
 
 // bounds returns the episode's frame count and first and last frame times.

@@ -162,7 +162,7 @@ func testEpisodes(fps int) []EpisodeTimes {
 	var eps []EpisodeTimes
 	for _, w := range windows {
 		length := int((w[1] - w[0]) * int64(fps) / 1e9)
-		eps = append(eps, EpisodeTimes{Times: lerobot.FrameTimes(journalBase+w[0], length, fps)})
+		eps = append(eps, EpisodeTimes{Times: clockTimes(journalBase+w[0], length, fps)})
 	}
 	return eps
 }
@@ -430,7 +430,7 @@ func TestExportScaledCodeSurvivesAV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	cam := fixtureCamera{name: "scaled", files: []fixtureFile{{src: Source{Path: path, StartT: journalBase}, firstCode: 0xABCD0000, tb: [2]int{res.TimeBaseNum, res.TimeBaseDen}, pts: res.PTS}}}
-	episodes := []EpisodeTimes{{Times: lerobot.FrameTimes(journalBase, 60, 30)}}
+	episodes := []EpisodeTimes{{Times: clockTimes(journalBase, 60, 30)}}
 	out, err := ExportCamera(ctx, cam.sources(), episodes, ExportOptions{
 		FPS: 30, Width: 160, Height: 120, RecordChoices: true,
 		FilePath: func(c, f int) string { return filepath.Join(dir, "out.mp4") },
@@ -447,7 +447,7 @@ func TestExportScaledCodeSurvivesAV1(t *testing.T) {
 func TestExportRejectsBadInput(t *testing.T) {
 	cams := cameraFixtures(t)
 	fp := func(c, f int) string { return filepath.Join(t.TempDir(), "x.mp4") }
-	good := []EpisodeTimes{{Times: lerobot.FrameTimes(journalBase, 3, 30)}}
+	good := []EpisodeTimes{{Times: clockTimes(journalBase, 3, 30)}}
 	for _, tc := range []struct {
 		name string
 		eps  []EpisodeTimes
@@ -620,6 +620,24 @@ func compact2listed(eps []EpisodeTimes, fps int) []EpisodeTimes {
 	out := make([]EpisodeTimes, len(eps))
 	for i, ep := range eps {
 		out[i] = EpisodeTimes{Times: ep.times(fps)}
+	}
+	return out
+}
+
+// times returns the episode's frame times at fps, listed.
+func (e EpisodeTimes) times(fps int) []int64 {
+	if e.Times != nil {
+		return e.Times
+	}
+	return clockTimes(e.Start, e.Length, fps)
+}
+
+// clockTimes lists the frame clock of an episode of length frames starting
+// at start, as a test gives it in EpisodeTimes.Times.
+func clockTimes(start int64, length, fps int) []int64 {
+	out := make([]int64, length)
+	for k := range out {
+		out[k] = lerobot.FrameTime(start, k, fps)
 	}
 	return out
 }

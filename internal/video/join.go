@@ -88,16 +88,6 @@ func NewJoiner(path string, fps, frames int) (*Joiner, error) {
 // entry in each of stsz (4 bytes), stss (4), stsc (12) and co64 (8).
 func moovReserve(n, extradata int) int { return 8192 + 2*extradata + 32*n }
 
-// Path returns the joined file's path.
-func (j *Joiner) Path() string { return j.path }
-
-// Frames returns the number of frames written so far.
-func (j *Joiner) Frames() int { return j.frames }
-
-// Bytes returns the packet payload bytes written so far (the file is a
-// little larger: the index and headers).
-func (j *Joiner) Bytes() int64 { return j.bytes }
-
 // Prepare starts opening src, for an AppendRange to come after those
 // already prepared, while the caller goes on: FFmpeg's reading of the
 // container's header and index then overlaps the copy of the sources

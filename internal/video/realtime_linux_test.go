@@ -27,8 +27,7 @@ func realtimeThreads(t *testing.T) map[int]uint32 {
 // to SCHED_FIFO priority 99 whenever the kernel lets it (root). The opening
 // thread is a Go runtime thread that goes back to running goroutines: a
 // realtime thread spinning in the runtime starves the normal threads it
-// waits for (issue 23, class 5: two batches stalled each other for
-// minutes). No thread of the process may come out realtime, while the
+// waits for (two batches at once stalled each other for minutes). No thread of the process may come out realtime, while the
 // encoder runs (its workers) or after (the opener), with libx264 too, and
 // opening restores the opener's right to raise priorities.
 func TestEncoderThreadsStayNormal(t *testing.T) {

@@ -16,7 +16,6 @@ import (
 	"github.com/asticode/go-astiav"
 
 	"github.com/ceres-robotics/ceres-export/internal/benchround"
-	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
 
@@ -58,7 +57,7 @@ func benchFixture(b *testing.B) benchSource {
 		benchData.src = Source{Path: path, StartT: journalBase}
 		for _, s := range []float64{1, 5.5, 10, 15} {
 			benchData.windows = append(benchData.windows, [2]float64{s, s + 3})
-			benchData.episodes = append(benchData.episodes, EpisodeTimes{Times: lerobot.FrameTimes(journalBase+int64(s*1e9), 90, 30)})
+			benchData.episodes = append(benchData.episodes, EpisodeTimes{Times: clockTimes(journalBase+int64(s*1e9), 90, 30)})
 		}
 	})
 	if benchErr != nil {

@@ -1,5 +1,5 @@
 """foreign06.py proves that `ceres-export merge` takes LeRobot datasets it
-did not write as sources (issue 26): a dataset LeRobot 0.6's own writer
+did not write as sources: a dataset LeRobot 0.6's own writer
 made (merge06.py's twin) and a shard that lerobot-edit-dataset rewrote
 without its ceres/ directory (edit06.py's delete), beside a shard of ours.
 

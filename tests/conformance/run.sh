@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh is the conformance check of issue 7: LeRobot's own loader (lerobot
+# run.sh is the conformance check: LeRobot's own loader (lerobot
 # 0.4.4 from PyPI, in the venv setup.sh makes) must read every shard our
 # exporter writes, frame by frame, and merge two of them.
 #

@@ -302,7 +302,10 @@ func reencodeCamera(t testing.TB, shard string, fps int, times func(w []episodeW
 func frameTimes(w []episodeWindow, fps int, change func(e int, ts []int64) []int64) []videoTimes {
 	var out []videoTimes
 	for e, ew := range w {
-		ts := lerobot.FrameTimes(ew.start, ew.length, fps)
+		ts := make([]int64, ew.length)
+		for k := range ts {
+			ts[k] = lerobot.FrameTime(ew.start, k, fps)
+		}
 		if change != nil {
 			ts = change(e, ts)
 		}
