@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/asticode/go-astiav"
-
-	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // colourSources are the source colours a browser records, as synthetic
@@ -42,7 +40,7 @@ func exportPlanes(t *testing.T, opts SynthOptions, frames int) ([]Planes, []Colo
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "out.mp4")
-	if _, err := ExportCamera(ctx, []Source{{Path: src, StartT: journalBase}}, []EpisodeTimes{{Times: lerobot.FrameTimes(journalBase, frames, 30)}}, ExportOptions{
+	if _, err := ExportCamera(ctx, []Source{{Path: src, StartT: journalBase}}, []EpisodeTimes{{Times: clockTimes(journalBase, frames, 30)}}, ExportOptions{
 		FPS: 30, Encoder: EncoderOptions{Codec: EncoderX264}, FilePath: func(int, int) string { return out },
 	}); err != nil {
 		t.Fatal(err)

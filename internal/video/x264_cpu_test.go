@@ -4,8 +4,6 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-
-	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
 // An H.264 export is the same bytes on every CPU: x264 otherwise picks
@@ -28,7 +26,7 @@ func TestH264BytesIndependentOfCPU(t *testing.T) {
 	encode := func(extra map[string]string) (int, string) {
 		out := filepath.Join(t.TempDir(), "out.mp4")
 		enc := EncoderOptions{Codec: EncoderX264, Threads: 1, ExtraOptions: extra}
-		if _, err := ExportCamera(ctx, []Source{{Path: src, StartT: journalBase}}, []EpisodeTimes{{Times: lerobot.FrameTimes(journalBase, frames, 30)}}, ExportOptions{
+		if _, err := ExportCamera(ctx, []Source{{Path: src, StartT: journalBase}}, []EpisodeTimes{{Times: clockTimes(journalBase, frames, 30)}}, ExportOptions{
 			FPS: 30, Encoder: enc, FilePath: func(int, int) string { return out },
 		}); err != nil {
 			t.Fatal(err)
