@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -65,24 +66,20 @@ func TestE2EExportBytesIndependentOfCPUs(t *testing.T) {
 				defer cancel()
 				cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 				cmd.Env = append(os.Environ(), env...)
-				stop := make(chan struct{})
+				var stop atomic.Bool
 				var wg sync.WaitGroup
 				if load {
-					// Keep every CPU busy for the whole export.
+					// Keep every CPU busy for the whole export: each
+					// goroutine spins until the export has ended.
 					for range runtime.NumCPU() {
 						wg.Go(func() {
-							for {
-								select {
-								case <-stop:
-									return
-								default:
-								}
+							for spins := 0; !stop.Load(); spins++ {
 							}
 						})
 					}
 				}
 				b, err := cmd.CombinedOutput()
-				close(stop)
+				stop.Store(true)
 				wg.Wait()
 				if err != nil {
 					t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, b)
