@@ -500,6 +500,12 @@ const (
 	// AttemptsDir holds the attempt records: AttemptsDir/<task id>/
 	// AttemptRecordName(n).
 	AttemptsDir = ".attempts"
+	// FencingTokenPath is the campaign's fencing-token counter (the last
+	// token taken, decimal), FencingTokenLockPath the lock it is taken
+	// under: each attempt's token, in its record, decides which attempt
+	// may commit a shard.
+	FencingTokenPath     = AttemptsDir + "/fencing-token"
+	FencingTokenLockPath = AttemptsDir + "/fencing-token.lock"
 	// CampaignPagePath is the campaign page.
 	CampaignPagePath = "index.html"
 	// SlurmDir holds the sbatch scripts and, under SlurmLogsDir, the jobs'
