@@ -518,6 +518,12 @@ const (
 	// first level of a merge in a tree; MergeGroupsDir holds their merged
 	// datasets until the final merge has joined them.
 	SlurmGroupsScript = SlurmDir + "/merge-groups.sbatch"
+	// SlurmRerunScript is the job after the array, whatever its state,
+	// that runs what the array left undone.
+	SlurmRerunScript = SlurmDir + "/rerun.sbatch"
+	// SlurmSubmissionPath records the jobs of the campaign's latest
+	// submission: another is refused while they are queued or running.
+	SlurmSubmissionPath = SlurmDir + "/submission.json"
 	MergeGroupsDir    = ".merge-groups"
 	attemptRecordStem = "attempt-"
 )
