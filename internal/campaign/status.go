@@ -2,8 +2,8 @@ package campaign
 
 import (
 	"fmt"
-	"os"
 	"maps"
+	"os"
 	"slices"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"

@@ -524,8 +524,8 @@ const (
 	// SlurmSubmissionPath records the jobs of the campaign's latest
 	// submission: another is refused while they are queued or running.
 	SlurmSubmissionPath = SlurmDir + "/submission.json"
-	MergeGroupsDir    = ".merge-groups"
-	attemptRecordStem = "attempt-"
+	MergeGroupsDir      = ".merge-groups"
+	attemptRecordStem   = "attempt-"
 )
 
 // MergeGroupPath is group g of setting's shards, merged, in a campaign
