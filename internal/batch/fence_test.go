@@ -124,3 +124,62 @@ func TestBusyWaitIsNotAnAttempt(t *testing.T) {
 		t.Errorf("a second record was written")
 	}
 }
+
+// A zombie that comes back while the newer attempt still holds the shard
+// finds it busy: it is superseded all the same (not a wait of its own),
+// and the run reports the task as the newer attempt's.
+func TestZombieMeetsNewerAttemptAtWork(t *testing.T) {
+	out, tasks := policyCampaign(t, "")
+	frozen, thaw, zombieDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	zombie := func(ctx context.Context, session, dir string, o export.Options) (*export.Report, error) {
+		close(frozen)
+		<-thaw
+		st, err := output.Stage(dir, output.StageOptions{Replace: true, Fence: o.Fence})
+		if err == nil {
+			_ = st.Abort()
+			return nil, fmt.Errorf("the zombie staged the shard the newer attempt holds")
+		}
+		return nil, err
+	}
+	type result struct {
+		sum *Summary
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sum, err := Run(context.Background(), tasks, Options{Out: out, ToolVersion: "test", export: zombie})
+		done <- result{sum, err}
+		close(zombieDone)
+	}()
+	<-frozen
+	newer := func(ctx context.Context, session, dir string, o export.Options) (*export.Report, error) {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return nil, err
+		}
+		lock, err := output.LockDestination(dir)
+		if err != nil {
+			return nil, err
+		}
+		defer lock.Unlock()
+		close(thaw)
+		<-zombieDone
+		return &export.Report{Episodes: 1, Frames: 10}, nil
+	}
+	sum, err := Run(context.Background(), tasks, Options{Out: out, ToolVersion: "test", export: newer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := sum.Results[0]; r.Outcome != OutcomeExported || r.Record.AttemptNo != 2 {
+		t.Fatalf("newer attempt: %s (%s)", r.Outcome, r.Reason)
+	}
+	z := <-done
+	if z.err != nil {
+		t.Fatal(z.err)
+	}
+	if r := z.sum.Results[0]; r.Outcome == OutcomeExported || r.Record == nil || r.Record.State == campaign.StateInterrupted {
+		t.Errorf("the zombie's run: %s (%s) %+v", r.Outcome, r.Reason, r.Record)
+	}
+	if got := states(t, out, tasks[0].ID); got != "superseded/ succeeded/" {
+		t.Errorf("records %s, want superseded/ succeeded/", got)
+	}
+}

@@ -406,6 +406,13 @@ func attempt(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 		}
 	}
 	rec.End(time.Now())
+	if errors.Is(err, output.ErrDestinationBusy) {
+		// A shard busy with a newer attempt of this task (this one froze
+		// before it took the lock) is that attempt's now.
+		if ferr := campaign.CheckFence(opts.Out, t.ID, rec.FencingToken); errors.Is(ferr, campaign.ErrSuperseded) {
+			err = ferr
+		}
+	}
 	outcome := OutcomeFailed
 	switch {
 	case err == nil:
