@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/campaign"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
 
 // TestE2ESlurmNodesFrozen freezes (SIGSTOP) an array task's export on its
@@ -47,6 +48,20 @@ func TestE2ESlurmNodesFrozen(t *testing.T) {
 				`"retry_policy": {"max_attempts": 3, "retry_categories": ["io_error", "lost", "busy"]}, `, "long", "short1")
 			out := filepath.Join(root, "out")
 			array, _ := c.submit(t, manifest, out, 2)
+			if !tc.locked {
+				// The attempt's record appears before its export reads and
+				// plans the journal, and takes the lock after: look for
+				// it often, to freeze the attempt in between.
+				rec := filepath.Join(out, layout.AttemptsDir, ids[0], layout.AttemptRecordName(1))
+				for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(2 * time.Millisecond) {
+					if _, err := os.Stat(rec); err == nil {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("no attempt of %s after 2 minutes\n%s", ids[0], slurmLogs(out))
+					}
+				}
+			}
 			first := waitRunning(t, out, ids[0], 2*time.Minute)
 			node, job := first.Scheduler["SLURM_JOB_NODELIST"], first.Scheduler["SLURM_JOB_ID"]
 			if first.PID <= 0 || node == "" {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -564,7 +565,9 @@ func TestE2ESlurmNodesLost(t *testing.T) {
 
 // TestE2ESlurmNodesStopped has the scheduler stop one array task while it
 // exports, by scancel of its index (SIGTERM, state CANCELLED) or by its
-// time limit (SIGTERM, state TIMEOUT). SLURM requeues neither; the rerun
+// time limit (SIGTERM, state TIMEOUT), or kills the export (SIGKILL, the
+// node staying up: state FAILED, its record left running). SLURM requeues
+// none; the rerun
 // job after the array (afterany) runs only the unfinished work, with no
 // resubmission by hand. The stopped task's attempt is recorded
 // interrupted and its second attempt made the shard; what its share
@@ -577,15 +580,19 @@ func TestE2ESlurmNodesStopped(t *testing.T) {
 		sessions []string // round robin over the array's tasks
 		shares   int
 		stopped  int // the share stopped, once its first task runs
-		stop     func(t *testing.T, job string)
-		state    string
+		// stop stops the array task job while it runs the attempt r.
+		stop  func(t *testing.T, job string, r campaign.Record)
+		state string
+		// category is the stopped attempt's record's.
+		category string
 	}{
 		{
 			name:     "scancel",
 			sessions: []string{"short1", "short2", "long"},
 			shares:   3, stopped: 2,
-			stop:  func(t *testing.T, job string) { c.slurm(t, "scancel", job) },
-			state: "CANCELLED",
+			stop:     func(t *testing.T, job string, _ campaign.Record) { c.slurm(t, "scancel", job) },
+			state:    "CANCELLED",
+			category: campaign.CategoryInterrupted,
 		},
 		{
 			// SLURM's smallest time limit is a minute, and slurmctld checks
@@ -599,10 +606,27 @@ func TestE2ESlurmNodesStopped(t *testing.T) {
 			sessions: []string{"short1", "long", "short2", "long", "short3", "long", "short1", "long",
 				"short2", "long", "short3", "long", "short1", "long", "short2", "long"},
 			shares: 2, stopped: 1,
-			stop: func(t *testing.T, job string) {
+			stop: func(t *testing.T, job string, _ campaign.Record) {
 				c.slurm(t, "scontrol", "update", "JobId="+job, "EndTime="+time.Now().Add(3*time.Second).Format("2006-01-02T15:04:05"))
 			},
-			state: "TIMEOUT",
+			state:    "TIMEOUT",
+			category: campaign.CategoryInterrupted,
+		},
+		{
+			// The export killed on a node that stays up (the OOM killer,
+			// an operator): SLURM fails the array task and does not
+			// requeue it; the attempt's record is left running, and the
+			// rerun job closes it as lost.
+			name:     "killed",
+			sessions: []string{"short1", "short2", "long"},
+			shares:   3, stopped: 2,
+			stop: func(t *testing.T, _ string, r campaign.Record) {
+				if err := syscall.Kill(r.PID, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+			},
+			state:    "FAILED",
+			category: campaign.CategoryLost,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -615,7 +639,7 @@ func TestE2ESlurmNodesStopped(t *testing.T) {
 				t.Fatalf("%s runs in array task %+v, want %d", ids[tc.stopped], r.Array, tc.stopped)
 			}
 			stopped := time.Now()
-			tc.stop(t, array+"_"+strconv.Itoa(tc.stopped))
+			tc.stop(t, array+"_"+strconv.Itoa(tc.stopped), r)
 			rerun := c.reruns[array]
 			c.waitGone(t, out, 5*time.Minute, array, rerun)
 			jobs := c.jobs(t, array)
@@ -640,7 +664,7 @@ func TestE2ESlurmNodesStopped(t *testing.T) {
 					// Finished by its share, or never started there and
 					// run by the rerun job.
 				case len(recs) == 2 && i%tc.shares == tc.stopped && recs[0].State == campaign.StateInterrupted &&
-					recs[0].Category == campaign.CategoryInterrupted && last.State == campaign.StateSucceeded:
+					recs[0].Category == tc.category && last.State == campaign.StateSucceeded:
 					interrupted = append(interrupted, id)
 					if start, err := time.Parse(time.RFC3339Nano, last.StartedAt); err != nil || start.Before(stopped) {
 						t.Errorf("%s: the second attempt started at %s, before the stop", id, last.StartedAt)
