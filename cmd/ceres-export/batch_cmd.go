@@ -556,12 +556,18 @@ func newBatchSlurmCmd(s streams) *cobra.Command {
 		Use:   "slurm MANIFEST -o OUT [flags]",
 		Short: "Write (and submit) the SLURM job array of a campaign and its merge job",
 		Long: `Write OUT/` + layout.SlurmArrayScript + `, an sbatch --array script whose task i exports
-share i of the selected tasks, and with --merge OUT/` + layout.SlurmMergeScript + `, the
-merge job that depends on it (afterok, and --kill-on-invalid-dep=yes so that
-it is cancelled rather than left pending when an array task fails).
---submit submits both and prints their job ids.` +
+share i of the selected tasks; OUT/` + layout.SlurmRerunScript + `, the job that runs after the
+array whatever became of it (afterany) and runs what it left undone (a task
+whose export was killed, which SLURM does not requeue), so that a campaign
+recovers from a failed array task by itself; and with --merge
+OUT/` + layout.SlurmMergeScript + `, the merge job that depends on the rerun job (afterok,
+and --kill-on-invalid-dep=yes so that it is cancelled rather than left
+pending when a task failed). --submit submits them and prints their job ids;
+it is refused (exit 4) while a job of the campaign's previous submission
+into OUT is still queued or running.` +
 			exitstatus.Help("written (and submitted)", exitstatus.UsageError, exitstatus.Manifest, exitstatus.DestinationRefused,
-				exitstatus.WriteFailed.As("writing the scripts or sbatch failed")),
+				exitstatus.WriteFailed.As("writing the scripts or sbatch failed"),
+				exitstatus.Busy.As("--submit: a job of the previous submission into OUT is still queued or running")),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Manifest = args[0]
@@ -673,6 +679,7 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 		return withCode(exitstatus.WriteFailed, err)
 	}
 	fmt.Fprintf(s.Out, "array script %s (%d tasks in %d array tasks)\n", scripts.Array, len(tasks), so.ArrayCount)
+	fmt.Fprintf(s.Out, "rerun script %s (after the array, whatever its state: runs what it left undone)\n", scripts.Rerun)
 	if scripts.Groups != "" {
 		fmt.Fprintf(s.Out, "merge-groups script %s (a tree merge: groups of at most %d shards)\n", scripts.Groups, so.MergeGroupSize)
 	}
@@ -687,11 +694,17 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 	if jobs.Array != "" {
 		fmt.Fprintf(s.Out, "array job %s\n", jobs.Array)
 	}
+	if jobs.Rerun != "" {
+		fmt.Fprintf(s.Out, "rerun job %s\n", jobs.Rerun)
+	}
 	if jobs.Groups != "" {
 		fmt.Fprintf(s.Out, "merge-groups job %s\n", jobs.Groups)
 	}
 	if jobs.Merge != "" {
 		fmt.Fprintf(s.Out, "merge job %s\n", jobs.Merge)
+	}
+	if errors.Is(err, output.ErrDestinationBusy) {
+		return err // exit 4, as the table says of a busy destination
 	}
 	return withCode(exitstatus.WriteFailed, err)
 }

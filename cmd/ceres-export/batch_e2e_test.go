@@ -284,8 +284,9 @@ func TestE2EBatchSlurm(t *testing.T) {
 		}
 	}
 
-	if b, _ := os.ReadFile(wrapped); strings.Count(string(b), "batch\n") != 4 || !strings.Contains(string(b), "merge\n") {
-		t.Errorf("the jobs did not run --binary's wrapper for each array task and the merge; it ran:\n%s", b)
+	// Four array tasks and the rerun job after them.
+	if b, _ := os.ReadFile(wrapped); strings.Count(string(b), "batch\n") != 5 || !strings.Contains(string(b), "merge\n") {
+		t.Errorf("the jobs did not run --binary's wrapper for each array task, the rerun job and the merge; it ran:\n%s", b)
 	}
 	// Every task's record; each array task did exactly its own share.
 	recs := checkRecords(t, slurmOut, 1, true)

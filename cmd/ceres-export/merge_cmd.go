@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
+	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
@@ -32,6 +34,9 @@ type MergeOptions struct {
 	Privacy   string
 	License   string
 	JSON      bool
+	// WaitBusy is how long to wait for a destination another process
+	// holds (a merge whose node froze) before giving up as busy.
+	WaitBusy time.Duration
 }
 
 // AddFlags registers the options' flags on cmd.
@@ -45,6 +50,7 @@ func (o *MergeOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Privacy, "privacy", "full", "metadata-only: require every source to be a metadata-only export, so that the dataset may leave the lab")
 	f.StringVar(&o.License, "license", "", "the dataset card's licence, a Hugging Face Hub licence id (apache-2.0, mit, cc-by-4.0, cc-by-nc-4.0, cc0-1.0, other, ...; default: the sources' licence when they all agree)")
 	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
+	f.DurationVar(&o.WaitBusy, "wait-busy", 0, "wait this long for a destination another process is writing before giving up (exit 4); batch slurm's merge jobs wait")
 }
 
 func newMergeCmd(s streams) *cobra.Command {
@@ -102,6 +108,9 @@ const mergeGCPercent = 100
 // mergeGC sets the merge's GC target for the rest of the process.
 func mergeGC() { debug.SetGCPercent(mergeGCPercent) }
 
+// mergeBusyPoll is how often a merge waiting for its destination looks again.
+const mergeBusyPoll = time.Second
+
 // mergeSummary is the --json output.
 type mergeSummary struct {
 	Output     string `json:"output"`
@@ -127,10 +136,22 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 		return withCode(exitstatus.UsageError, fmt.Errorf("merge: %w", err))
 	}
 	mergeGC()
-	res, err := merge.Merge(ctx, merge.Options{
+	mo := merge.Options{
 		Sources: o.Shards, Output: o.Output, Into: o.Into, Replace: o.Replace, NoConcat: o.NoConcat,
 		Quantiles: q, Privacy: mode, License: o.License, Version: toolVersion(), Logger: s.Logger(),
-	})
+	}
+	// The destination's lock is taken before any work: a merge that finds
+	// it held looks again until WaitBusy is over.
+	until := time.Now().Add(o.WaitBusy)
+	res, err := merge.Merge(ctx, mo)
+	for errors.Is(err, output.ErrDestinationBusy) && time.Now().Before(until) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(mergeBusyPoll):
+		}
+		res, err = merge.Merge(ctx, mo)
+	}
 	if err != nil {
 		return err
 	}

@@ -6,12 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,6 +37,8 @@ type nodesCluster struct {
 	script string   // tests/slurm/cluster.sh
 	nodes  []string // n1, n2, ...
 	cpus   int      // CPUs of a node: an array task asks for all of them
+	// reruns are the rerun jobs of the submissions, by array job id.
+	reruns map[string]string
 }
 
 // slurmNodes returns the cluster of CERES_SLURM_CONF (or one of the test's
@@ -45,7 +47,7 @@ type nodesCluster struct {
 // cluster whatever ran before it.
 func slurmNodes(t *testing.T) *nodesCluster {
 	t.Helper()
-	c := &nodesCluster{env: slurmEnv(t)}
+	c := &nodesCluster{env: slurmEnv(t), reruns: map[string]string{}}
 	var conf string
 	for _, e := range c.env {
 		if v, ok := strings.CutPrefix(e, "SLURM_CONF="); ok {
@@ -108,8 +110,8 @@ func (c *nodesCluster) nodeState(t *testing.T, node string) string {
 
 // submit runs batch slurm --submit for the manifest into out as an array
 // of shares tasks, each asking for a node's worth of CPUs, and returns the
-// array's (and merge's) job ids; whatever the test leaves queued is
-// cancelled at its end.
+// array's (and merge's) job ids; the rerun job's is c.reruns[array].
+// Whatever the test leaves queued is cancelled at its end.
 func (c *nodesCluster) submit(t *testing.T, manifest, out string, shares int, extra ...string) (array, merge string) {
 	t.Helper()
 	args := append([]string{"batch", "slurm", manifest, "-o", out, "--array-count", strconv.Itoa(shares), "--jobs", "1",
@@ -120,18 +122,23 @@ func (c *nodesCluster) submit(t *testing.T, manifest, out string, shares int, ex
 	if err != nil {
 		t.Fatalf("batch slurm --submit: %v\n%s", err, b)
 	}
-	for _, m := range regexp.MustCompile(`(?m)^(array|merge) job (\d+)$`).FindAllStringSubmatch(string(b), -1) {
-		if m[1] == "array" {
+	var rerun string
+	for _, m := range regexp.MustCompile(`(?m)^(array|rerun|merge) job (\d+)$`).FindAllStringSubmatch(string(b), -1) {
+		switch m[1] {
+		case "array":
 			array = m[2]
-		} else {
+		case "rerun":
+			rerun = m[2]
+		default:
 			merge = m[2]
 		}
 	}
-	if array == "" {
-		t.Fatalf("no array job id in:\n%s", b)
+	if array == "" || rerun == "" {
+		t.Fatalf("no array or rerun job id in:\n%s", b)
 	}
+	c.reruns[array] = rerun
 	t.Cleanup(func() {
-		cmd := exec.Command("scancel", array)
+		cmd := exec.Command("scancel", array, rerun)
 		if merge != "" {
 			cmd.Args = append(cmd.Args, merge)
 		}
@@ -250,6 +257,13 @@ func nodesSessionsDir(t *testing.T) string {
 // tasks round robin: with 3 array tasks case i runs in share i%3.
 func nodesManifest(t *testing.T, dir, campaignID string, sessions ...string) (string, []string) {
 	t.Helper()
+	return nodesManifestWith(t, dir, campaignID, "", sessions...)
+}
+
+// nodesManifestWith is nodesManifest whose defaults hold more fields
+// (policy: JSON members, each followed by a comma).
+func nodesManifestWith(t *testing.T, dir, campaignID, policy string, sessions ...string) (string, []string) {
+	t.Helper()
 	sdir := nodesSessionsDir(t)
 	var cases, ids []string
 	for i, s := range sessions {
@@ -259,7 +273,7 @@ func nodesManifest(t *testing.T, dir, campaignID string, sessions ...string) (st
 	}
 	manifest := filepath.Join(dir, "campaign.json")
 	if err := os.WriteFile(manifest, []byte(`{"schema_version": 1, "campaign_id": "`+campaignID+`",
-  "defaults": {"export": {"camera_jobs": 1, "no_report": true}},
+  "defaults": {`+policy+`"export": {"camera_jobs": 1, "no_report": true}},
   "settings": {"h264": {"export": {"vcodec": "h264", "crf": 28}}},
   "cases": [
     `+strings.Join(cases, ",\n    ")+`
@@ -414,7 +428,7 @@ func TestE2ESlurmNodesLost(t *testing.T) {
 	// after it. Its jobs go first: a failed test's requeued task would
 	// take the node as it returns, and restart-node waits for it idle.
 	t.Cleanup(func() {
-		cancel := exec.Command("scancel", array)
+		cancel := exec.Command("scancel", array, c.reruns[array])
 		cancel.Env = c.env
 		_ = cancel.Run()
 		c.cluster(t, "restart-node", node)
@@ -479,7 +493,7 @@ func TestE2ESlurmNodesLost(t *testing.T) {
 	if st := c.nodeState(t, node); !strings.HasPrefix(st, "down") {
 		t.Errorf("node %s is %s after the requeue, want down", node, st)
 	}
-	c.waitGone(t, out, 5*time.Minute, array)
+	c.waitGone(t, out, 5*time.Minute, array, c.reruns[array])
 	t.Logf("the campaign ended %.0f s after the kill", time.Since(lost).Seconds())
 	// ceres/campaign.json names the attempt that made a shard: it is left
 	// out of the comparison with the uninterrupted run (and checked
@@ -504,7 +518,8 @@ func TestE2ESlurmNodesLost(t *testing.T) {
 		}
 	}
 	// Every task succeeded exactly once; an extra attempt is one the
-	// requeue made and gave up as lost or busy, never a second success.
+	// requeue made and gave up as lost or busy, or one of the lost node's
+	// that a newer attempt superseded, never a second success.
 	for _, id := range ids {
 		recs := readRecords(t, out, id)
 		var won []campaign.Record
@@ -514,6 +529,7 @@ func TestE2ESlurmNodesLost(t *testing.T) {
 			switch {
 			case r.State == campaign.StateSucceeded:
 				won = append(won, r)
+			case r.State == campaign.StateSuperseded:
 			case r.State != campaign.StateInterrupted || (r.Category != campaign.CategoryLost && r.Category != campaign.CategoryBusy):
 				t.Errorf("%s: attempt %d is %s (%s), want interrupted, lost or busy: %s", id, r.AttemptNo, r.State, r.Category, r.Error)
 			}
@@ -549,11 +565,14 @@ func TestE2ESlurmNodesLost(t *testing.T) {
 
 // TestE2ESlurmNodesStopped has the scheduler stop one array task while it
 // exports, by scancel of its index (SIGTERM, state CANCELLED) or by its
-// time limit (SIGTERM, state TIMEOUT), then submits the campaign again:
-// only unfinished work runs again. The stopped task's attempt is recorded
-// interrupted; what its share finished before keeps its one attempt and
-// its shard's bytes, what it never started gets its first attempt, and the
-// other shares are left alone.
+// time limit (SIGTERM, state TIMEOUT), or kills the export (SIGKILL, the
+// node staying up: state FAILED, its record left running). SLURM requeues
+// none; the rerun
+// job after the array (afterany) runs only the unfinished work, with no
+// resubmission by hand. The stopped task's attempt is recorded
+// interrupted and its second attempt made the shard; what its share
+// finished before keeps its one attempt, what it never started gets its
+// first attempt, and the other shares are left alone.
 func TestE2ESlurmNodesStopped(t *testing.T) {
 	c := slurmNodes(t)
 	for _, tc := range []struct {
@@ -561,15 +580,19 @@ func TestE2ESlurmNodesStopped(t *testing.T) {
 		sessions []string // round robin over the array's tasks
 		shares   int
 		stopped  int // the share stopped, once its first task runs
-		stop     func(t *testing.T, job string)
-		state    string
+		// stop stops the array task job while it runs the attempt r.
+		stop  func(t *testing.T, job string, r campaign.Record)
+		state string
+		// category is the stopped attempt's record's.
+		category string
 	}{
 		{
 			name:     "scancel",
 			sessions: []string{"short1", "short2", "long"},
 			shares:   3, stopped: 2,
-			stop:  func(t *testing.T, job string) { c.slurm(t, "scancel", job) },
-			state: "CANCELLED",
+			stop:     func(t *testing.T, job string, _ campaign.Record) { c.slurm(t, "scancel", job) },
+			state:    "CANCELLED",
+			category: campaign.CategoryInterrupted,
 		},
 		{
 			// SLURM's smallest time limit is a minute, and slurmctld checks
@@ -583,10 +606,27 @@ func TestE2ESlurmNodesStopped(t *testing.T) {
 			sessions: []string{"short1", "long", "short2", "long", "short3", "long", "short1", "long",
 				"short2", "long", "short3", "long", "short1", "long", "short2", "long"},
 			shares: 2, stopped: 1,
-			stop: func(t *testing.T, job string) {
+			stop: func(t *testing.T, job string, _ campaign.Record) {
 				c.slurm(t, "scontrol", "update", "JobId="+job, "EndTime="+time.Now().Add(3*time.Second).Format("2006-01-02T15:04:05"))
 			},
-			state: "TIMEOUT",
+			state:    "TIMEOUT",
+			category: campaign.CategoryInterrupted,
+		},
+		{
+			// The export killed on a node that stays up (the OOM killer,
+			// an operator): SLURM fails the array task and does not
+			// requeue it; the attempt's record is left running, and the
+			// rerun job closes it as lost.
+			name:     "killed",
+			sessions: []string{"short1", "short2", "long"},
+			shares:   3, stopped: 2,
+			stop: func(t *testing.T, _ string, r campaign.Record) {
+				if err := syscall.Kill(r.PID, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+			},
+			state:    "FAILED",
+			category: campaign.CategoryLost,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -598,8 +638,10 @@ func TestE2ESlurmNodesStopped(t *testing.T) {
 			if r.Array == nil || r.Array.Index != tc.stopped {
 				t.Fatalf("%s runs in array task %+v, want %d", ids[tc.stopped], r.Array, tc.stopped)
 			}
-			tc.stop(t, array+"_"+strconv.Itoa(tc.stopped))
-			c.waitGone(t, out, 3*time.Minute, array)
+			stopped := time.Now()
+			tc.stop(t, array+"_"+strconv.Itoa(tc.stopped), r)
+			rerun := c.reruns[array]
+			c.waitGone(t, out, 5*time.Minute, array, rerun)
 			jobs := c.jobs(t, array)
 			for i := range tc.shares {
 				want := "COMPLETED"
@@ -610,67 +652,36 @@ func TestE2ESlurmNodesStopped(t *testing.T) {
 					t.Errorf("array task %d: %+v, want %s", i, j, want)
 				}
 			}
-
-			// What each task had when the scheduler stopped the share.
-			const (
-				finished = iota
-				interrupted
-				untouched
-			)
-			had := make([]int, len(ids))
-			before := map[string]map[string][]byte{}
-			var stoppedIDs []string
+			if j := c.jobs(t, rerun)[""]; j.State != "COMPLETED" || j.Exit != "0:0" {
+				t.Errorf("rerun job %s: %+v\n%s", rerun, j, slurmLogs(out))
+			}
+			var interrupted []string
 			for i, id := range ids {
 				recs := readRecords(t, out, id)
-				_, err := os.Stat(filepath.Join(out, id))
+				last := recs[len(recs)-1]
 				switch {
-				case len(recs) == 1 && recs[0].State == campaign.StateSucceeded && err == nil:
-					had[i] = finished
-					before[id] = testtree.Files(t, filepath.Join(out, id))
-				case i%tc.shares == tc.stopped && len(recs) == 1 && recs[0].State == campaign.StateInterrupted &&
-					recs[0].Category == campaign.CategoryInterrupted && err != nil:
-					had[i] = interrupted
-					stoppedIDs = append(stoppedIDs, id)
-				case i%tc.shares == tc.stopped && len(recs) == 0 && err != nil:
-					had[i] = untouched
-				default:
-					t.Fatalf("%s (share %d) after the stop: records %+v, shard: %v\n%s", id, i%tc.shares, recs, err, slurmLogs(out))
-				}
-			}
-			t.Logf("at the stop: %d tasks finished, %v interrupted, %d never started", len(before), stoppedIDs, len(ids)-len(before)-len(stoppedIDs))
-			if len(stoppedIDs) != 1 {
-				t.Fatalf("interrupted tasks %v, want the one the share was exporting\n%s", stoppedIDs, slurmLogs(out))
-			}
-
-			again, _ := c.submit(t, manifest, out, tc.shares)
-			c.waitGone(t, out, 5*time.Minute, again)
-			for i, j := range c.jobs(t, again) {
-				if j.State != "COMPLETED" || j.Exit != "0:0" {
-					t.Errorf("resubmitted array task %s: %+v", i, j)
-				}
-			}
-			for i, id := range ids {
-				recs := readRecords(t, out, id)
-				want := 1
-				if had[i] == interrupted {
-					want = 2
-				}
-				if len(recs) != want || recs[want-1].State != campaign.StateSucceeded || recs[want-1].AttemptNo != want {
-					t.Errorf("%s: %d records, the last %+v; want %d, the last succeeded", id, len(recs), recs[len(recs)-1], want)
-					continue
-				}
-				if had[i] == finished {
-					if got := testtree.Files(t, filepath.Join(out, id)); !reflect.DeepEqual(got, before[id]) {
-						t.Errorf("%s: the shard changed", id)
+				case len(recs) == 1 && last.State == campaign.StateSucceeded:
+					// Finished by its share, or never started there and
+					// run by the rerun job.
+				case len(recs) == 2 && i%tc.shares == tc.stopped && recs[0].State == campaign.StateInterrupted &&
+					recs[0].Category == tc.category && last.State == campaign.StateSucceeded:
+					interrupted = append(interrupted, id)
+					if start, err := time.Parse(time.RFC3339Nano, last.StartedAt); err != nil || start.Before(stopped) {
+						t.Errorf("%s: the second attempt started at %s, before the stop", id, last.StartedAt)
 					}
+				default:
+					t.Errorf("%s (share %d): records %+v", id, i%tc.shares, recs)
 					continue
 				}
-				if a := shardAttempt(t, filepath.Join(out, id)); a != int64(want) {
-					t.Errorf("%s: the shard says attempt %d made it, want %d", id, a, want)
+				if a := shardAttempt(t, filepath.Join(out, id)); a != int64(last.AttemptNo) {
+					t.Errorf("%s: the shard says attempt %d made it, want %d", id, a, last.AttemptNo)
 				}
 				if stdout, stderr, code := run(t, "verify", "--quick", filepath.Join(out, id)); code != 0 {
 					t.Errorf("verify %s: exit %d\n%s\n%s", id, code, stdout, stderr)
 				}
+			}
+			if len(interrupted) != 1 {
+				t.Errorf("interrupted tasks %v, want the one the share was exporting", interrupted)
 			}
 			noLeftovers(t, out)
 			if t.Failed() {

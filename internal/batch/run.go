@@ -43,6 +43,7 @@ const (
 	OutcomeSkipped     = "skipped"     // up to date: same inputs, sound shard (or failed before with them)
 	OutcomeFailed      = "failed"      // a new attempt failed
 	OutcomeInterrupted = "interrupted" // the run was cancelled during the attempt
+	OutcomeSuperseded  = "superseded"  // a newer attempt of the task started: this one's commit was refused
 )
 
 // Options configure Run.
@@ -85,6 +86,8 @@ type Options struct {
 	OnStart func(campaign.Task)
 	OnDone  func(TaskResult)
 
+	// busyPoll replaces busyPoll in tests.
+	busyPoll time.Duration
 	// export replaces export.Export in tests.
 	export func(context.Context, string, string, export.Options) (*export.Report, error)
 }
@@ -227,7 +230,10 @@ const busyPoll = time.Second
 // runTask runs one task: skip it when up to date, else make attempts
 // until one succeeds or the task's retry policy lets no further attempt
 // follow a failure; while another process holds the task, wait for it (up
-// to opts.WaitBusy).
+// to opts.WaitBusy). Waiting is not an attempt: the holder is looked for
+// before an attempt's record is written, and an attempt that still finds
+// the shard taken keeps its one record (interrupted, busy) through the
+// wait and goes on under its number once the holder is gone.
 func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Options, host string) TaskResult {
 	begin := time.Now()
 	res := TaskResult{Task: *t}
@@ -258,6 +264,10 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 	}
 	shardDir := filepath.Join(opts.Out, t.ID)
 	waitUntil := begin.Add(opts.WaitBusy)
+	poll := opts.busyPoll
+	if poll <= 0 {
+		poll = busyPoll
+	}
 	// wait sleeps before another look at a task another process holds;
 	// false when the wait is over (or the run cancelled).
 	wait := func() bool {
@@ -267,10 +277,13 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(busyPoll):
+		case <-time.After(poll):
 			return true
 		}
 	}
+	// held is the record of this task's attempt that found the shard
+	// busy: the next try goes on under it.
+	var held *campaign.Record
 	retryFailed := opts.RetryFailed
 	for {
 		if err := campaign.CloseAbandoned(opts.Out, t.ID, host); err != nil {
@@ -279,6 +292,7 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 			}
 			res.Outcome, res.Reason = OutcomeFailed, err.Error()
 			res.Busy = errors.Is(err, output.ErrDestinationBusy)
+			res.Record = held
 			return finish()
 		}
 		if inErr == nil {
@@ -286,10 +300,21 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 				res.Outcome, res.Record, res.Reason, res.Busy = OutcomeSkipped, prev, why, false
 				return finish()
 			}
+			if err := shardBusy(opts.Out, t.ID); err != nil {
+				if wait() {
+					continue
+				}
+				res.Outcome, res.Reason, res.Busy, res.Record = OutcomeInterrupted, err.Error(), true, held
+				return finish()
+			}
 		}
 		// --retry-failed buys one new attempt, not one per failure.
 		retryFailed = false
 		rec := template
+		if held != nil {
+			rec = *held
+		}
+		held = nil
 		res.Busy = false
 		res.Outcome, res.Record = attempt(ctx, t, eo, opts, inErr, shardDir, &rec)
 		if res.Record == nil {
@@ -298,11 +323,21 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 		}
 		switch {
 		case rec.Category == campaign.CategoryBusy:
-			// Another process writes the shard: once it is done the task
-			// may be up to date, so look again rather than retry.
+			// Another process took the shard between the look and the
+			// stage: once it is done the task may be up to date, so look
+			// again rather than retry.
 			res.Busy = true
+			held = res.Record
 			if wait() {
 				continue
+			}
+		case rec.State == campaign.StateSuperseded:
+			// A newer attempt of the task started while this one was
+			// stopped: the task is that attempt's now.
+			if prev, why := upToDate(ctx, opts, t, shardDir, template.Fingerprint, false); prev != nil {
+				res.Outcome, res.Record, res.Reason = OutcomeSkipped, prev, why
+			} else {
+				res.Busy, res.Reason = true, "a newer attempt of the task runs it"
 			}
 		case rec.State == campaign.StateFailed && t.RetryPolicy != nil && ctx.Err() == nil:
 			// The policy the manifest gives retries its categories in this
@@ -315,17 +350,43 @@ func runTask(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 	}
 }
 
+// shardBusy returns ErrDestinationBusy (wrapped, naming the holder) when
+// another process holds the task's shard lock right now, so that a wait
+// for it writes no record. The lock lives beside the shard's real path.
+func shardBusy(out, taskID string) error {
+	real, err := filepath.EvalSymlinks(out)
+	if err != nil {
+		return nil // the attempt's own stage says what is wrong
+	}
+	lock, err := output.LockDestination(filepath.Join(real, taskID))
+	if errors.Is(err, output.ErrDestinationBusy) {
+		return err
+	}
+	if err == nil {
+		_ = lock.Unlock()
+	}
+	return nil
+}
+
 // attempt makes one attempt of t: its record, the export, the record's end.
-// It returns the outcome and the record, nil when none could be made
-// (rec.Error says why).
+// A rec that already has a number (an attempt that found the shard busy
+// and waited) goes on under it. It returns the outcome and the record, nil
+// when none could be made (rec.Error says why).
 func attempt(ctx context.Context, t *campaign.Task, eo export.Options, opts Options, inErr error, shardDir string, rec *campaign.Record) (string, *campaign.Record) {
 	rec.Start(time.Now())
-	if err := campaign.CreateRecord(opts.Out, rec); err != nil {
+	var err error
+	if rec.AttemptNo == 0 {
+		err = campaign.CreateRecord(opts.Out, rec)
+	} else {
+		rec.State, rec.Category, rec.Error, rec.EndedAt, rec.DurationS, rec.ExitStatus, rec.Expectation = campaign.StateRunning, "", "", "", 0, nil, nil
+		err = campaign.UpdateRecord(opts.Out, rec)
+	}
+	if err != nil {
 		rec.Error = err.Error()
 		return OutcomeFailed, nil
 	}
 	var rep *export.Report
-	err := inErr
+	err = inErr
 	if err == nil {
 		eo.Version = opts.ToolVersion
 		// A shard already there is from other inputs (else it was skipped):
@@ -335,12 +396,23 @@ func attempt(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 		if !t.Export.NoReport {
 			eo.Page = opts.Page
 		}
+		// Only the newest attempt of the task may commit: one that froze
+		// and came back after the task was run again is refused.
+		token := rec.FencingToken
+		eo.Fence = func() error { return campaign.CheckFence(opts.Out, t.ID, token) }
 		eo.CeresFiles, err = shardCampaignFiles(t, rec.AttemptNo, eo.Privacy, opts.Salt)
 		if err == nil {
 			rep, err = opts.export(ctx, t.SessionDir, shardDir, eo)
 		}
 	}
 	rec.End(time.Now())
+	if errors.Is(err, output.ErrDestinationBusy) {
+		// A shard busy with a newer attempt of this task (this one froze
+		// before it took the lock) is that attempt's now.
+		if ferr := campaign.CheckFence(opts.Out, t.ID, rec.FencingToken); errors.Is(ferr, campaign.ErrSuperseded) {
+			err = ferr
+		}
+	}
 	outcome := OutcomeFailed
 	switch {
 	case err == nil:
@@ -355,6 +427,9 @@ func attempt(ctx context.Context, t *campaign.Task, eo export.Options, opts Opti
 		rec.State, rec.Category = campaign.StateInterrupted, campaign.CategoryInterrupted
 		rec.Error = err.Error()
 		outcome = OutcomeInterrupted
+	case errors.Is(err, campaign.ErrSuperseded):
+		rec.State, rec.Error = campaign.StateSuperseded, err.Error()
+		outcome = OutcomeSuperseded
 	case errors.Is(err, output.ErrDestinationBusy):
 		// Another batch writes this shard right now: not a failure of
 		// these inputs (a failed attempt would stand for them), so the
@@ -398,6 +473,8 @@ func categoryOfExit(code exitstatus.Status) string {
 
 // attemptsWith counts the task's attempts made with fingerprint fp: the
 // attempts a retry policy's max_attempts bounds (new inputs start anew).
+// A wait for a busy shard is not an attempt, nor is one a newer attempt
+// superseded (that one counts).
 func attemptsWith(out, taskID, fp string) int {
 	recs, _ := campaign.ReadRecords(out, taskID)
 	return countWith(recs, fp)
@@ -407,7 +484,7 @@ func attemptsWith(out, taskID, fp string) int {
 func countWith(recs []campaign.Record, fp string) int {
 	n := 0
 	for _, r := range recs {
-		if r.Fingerprint == fp {
+		if r.Fingerprint == fp && countsAsAttempt(r) {
 			n++
 		}
 	}
@@ -437,6 +514,12 @@ func shardCampaignFiles(t *campaign.Task, attempt int, mode privacy.Mode, salt s
 	return map[string]any{layout.CampaignPath: c, layout.ExtensionsPath: ext}, nil
 }
 
+// countsAsAttempt reports whether r is an attempt of its own: not a wait
+// for a busy shard, not one a newer attempt superseded.
+func countsAsAttempt(r campaign.Record) bool {
+	return r.Category != campaign.CategoryBusy && r.State != campaign.StateSuperseded
+}
+
 // upToDate returns the standing record when the task needs no new attempt:
 // an attempt with this fingerprint succeeded, leaving the shard that is
 // there now and still passes a quick verify; or the last ended attempt
@@ -452,7 +535,9 @@ func upToDate(ctx context.Context, opts Options, t *campaign.Task, shardDir, fp 
 	var same []campaign.Record
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
-		if r.State == campaign.StateRunning {
+		// A running attempt has no verdict yet; a wait and a superseded
+		// attempt changed nothing.
+		if r.State == campaign.StateRunning || !countsAsAttempt(r) {
 			continue
 		}
 		if r.Fingerprint != fp {

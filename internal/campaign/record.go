@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,7 +31,15 @@ const (
 	StateSucceeded   = "succeeded"   // the shard was written
 	StateFailed      = "failed"      // the export failed; the old shard, if any, is untouched
 	StateInterrupted = "interrupted" // cancelled, killed or lost before it ended
+	// StateSuperseded: a newer attempt of the task started before this
+	// one could commit (it froze, its node stalled, and the task was run
+	// again); its commit was refused and the shard is the newer one's.
+	StateSuperseded = "superseded"
 )
+
+// ErrSuperseded is the refusal of an attempt's commit: a newer attempt of
+// the same task has started (a greater fencing token).
+var ErrSuperseded = errors.New("a newer attempt of the task has started")
 
 // Record is one attempt of one task: OUT/.attempts/<task id>/attempt-NNNN.json.
 // Its JSON shape is documented in docs/campaigns.md and stable within
@@ -44,7 +53,13 @@ type Record struct {
 	SettingID     string `json:"setting_id"`
 	RunID         string `json:"run_id"`
 	AttemptNo     int    `json:"attempt_no"`
-	State         string `json:"state"`
+	// FencingToken is the campaign's fencing token the attempt took when
+	// it started: a number that only grows within OUT, taken in the order
+	// the attempts start. Only the attempt holding the greatest token of
+	// its task may commit the shard (CheckFence); 0 in records of tools
+	// before fencing.
+	FencingToken int64  `json:"fencing_token,omitempty"`
+	State        string `json:"state"`
 	// ExitStatus is the export's exit status (the CLI's codes), null while
 	// running or when interrupted.
 	ExitStatus *int   `json:"exit_status"`
@@ -199,10 +214,23 @@ func ReadAllRecords(out string) (map[string][]Record, []DamagedRecord, error) {
 	return all, damaged, nil
 }
 
-// CreateRecord writes r as the task's next attempt and sets r.AttemptNo.
-// The file appears whole or not at all and never replaces another
-// (output.CreateFile), so two attempts never share a number.
+// CreateRecord writes r as the task's next attempt and sets r.AttemptNo
+// and r.FencingToken. The file appears whole or not at all and never
+// replaces another (output.CreateFile), so two attempts never share a
+// number. The token is taken and the record written under the campaign's
+// token lock, so that a task's tokens grow with its attempt numbers.
 func CreateRecord(out string, r *Record) error {
+	return withTokenLock(out, func() error {
+		token, err := nextFencingToken(out)
+		if err != nil {
+			return err
+		}
+		r.FencingToken = token
+		return createRecordLocked(out, r)
+	})
+}
+
+func createRecordLocked(out string, r *Record) error {
 	dir := taskRecordsDir(out, r.TaskID)
 	// A damaged record keeps its number: the link below skips taken ones.
 	recs, _, err := readTaskRecords(out, r.TaskID)
@@ -228,6 +256,73 @@ func CreateRecord(out string, r *Record) error {
 		}
 		return nil
 	}
+}
+
+// withTokenLock runs fn holding OUT's fencing-token lock (an exclusive
+// flock of layout.FencingTokenLockPath, waited for: it is held only for a
+// read and two small writes).
+func withTokenLock(out string, fn func() error) error {
+	path := filepath.Join(out, filepath.FromSlash(layout.FencingTokenLockPath))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("fencing token: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
+	if err != nil {
+		return fmt.Errorf("fencing token: %w", err)
+	}
+	defer f.Close()
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EINTR) {
+			return fmt.Errorf("fencing token: lock %s: %w", path, err)
+		}
+	}
+	// Closing the file releases the lock.
+	return fn()
+}
+
+// nextFencingToken increments OUT's token counter (layout.FencingTokenPath,
+// a decimal number and a newline, replaced atomically) and returns the new
+// value. The caller holds the token lock.
+func nextFencingToken(out string) (int64, error) {
+	path := filepath.Join(out, filepath.FromSlash(layout.FencingTokenPath))
+	var last int64
+	b, err := input.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return 0, fmt.Errorf("fencing token: %w", err)
+	default:
+		if last, err = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err != nil || last < 0 {
+			return 0, fmt.Errorf("fencing token %s: %q is not a token (a non-negative decimal number)", path, strings.TrimSpace(string(b)))
+		}
+	}
+	next := last + 1
+	if err := output.WriteFileBytes(path, 0o644, []byte(strconv.FormatInt(next, 10)+"\n")); err != nil {
+		return 0, fmt.Errorf("fencing token: %w", err)
+	}
+	return next, nil
+}
+
+// CheckFence returns ErrSuperseded (wrapped, naming the newer attempt) when
+// a record of the task holds a greater fencing token than token: a newer
+// attempt has started, and this one may no longer commit. It is called
+// under the shard's lock just before the commit (output.StageOptions.Fence).
+func CheckFence(out, taskID string, token int64) error {
+	recs, _, err := readTaskRecords(out, taskID)
+	if err != nil {
+		return fmt.Errorf("fencing: %w", err)
+	}
+	for _, r := range recs {
+		if r.FencingToken > token {
+			return fmt.Errorf("%w: attempt %d (fencing token %d, started %s on %s) is newer than this one (token %d)",
+				ErrSuperseded, r.AttemptNo, r.FencingToken, r.StartedAt, r.Host, token)
+		}
+	}
+	return nil
 }
 
 // UpdateRecord replaces the record of r's attempt atomically.

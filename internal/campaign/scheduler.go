@@ -166,7 +166,13 @@ func (o ScriptOptions) ForTasks(tasks []Task) ScriptOptions {
 
 // batchArgs is the batch command line every array task runs.
 func (o ScriptOptions) batchArgs() []string {
-	args := []string{o.Binary, "batch", o.Manifest, "-o", o.Out, "--array-count", strconv.Itoa(o.ArrayCount)}
+	return o.batchArgsOf([]string{"--array-count", strconv.Itoa(o.ArrayCount)})
+}
+
+// batchArgsOf is the batch command line with share, the array flags ("" for
+// the whole selection).
+func (o ScriptOptions) batchArgsOf(share []string) []string {
+	args := append([]string{o.Binary, "batch", o.Manifest, "-o", o.Out}, share...)
 	if o.Jobs > 0 {
 		args = append(args, "--jobs", strconv.Itoa(o.Jobs))
 	}
@@ -207,6 +213,45 @@ func SlurmArrayScript(campaignID string, tasks int, o ScriptOptions) (string, er
 	}
 	b.WriteString("set -euo pipefail\nexec " + shellJoin(o.batchArgs()) + "\n")
 	return b.String(), nil
+}
+
+// SlurmRerunScript is the sbatch script of the job that runs after the
+// array whatever became of it (--dependency=afterany): the whole selection
+// as one batch, which skips every task that is done and runs only what is
+// not (an array task that failed because its export was killed on a node
+// that stayed up, which SLURM does not requeue; a task whose attempt was
+// lost). The merge depends on it (afterok), so that a campaign recovers
+// from a failed array task without a resubmission by hand. It asks to be
+// requeued when its node is lost.
+func SlurmRerunScript(campaignID string, tasks int, o ScriptOptions) (string, error) {
+	if err := o.CheckSlurmValues(); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/bash\n# ceres-export campaign %s: after the array, whatever became of it, run what of its %d tasks is not done.\n", campaignID, tasks)
+	sbatchLine(&b, "--job-name", jobName(campaignID, "-rerun"))
+	sbatchLine(&b, "--output", slurmFilename(o.Out+"/"+layout.SlurmLogsDir+"/")+"rerun-%j.out")
+	sbatchCommon(&b, o)
+	sbatchRequest(&b, o)
+	b.WriteString(requeueLines)
+	b.WriteString("set -euo pipefail\nexec " + shellJoin(o.batchArgsOf(nil)) + "\n")
+	return b.String(), nil
+}
+
+// requeueLines ask SLURM to requeue a job whose node is lost, whatever the
+// cluster's JobRequeue says, and keep both runs' lines in its log (a
+// requeued job's log is truncated by default while the lost run, still
+// alive on its node, may write on into it).
+const requeueLines = "#SBATCH --requeue\n#SBATCH --open-mode=append\n"
+
+// mergeWaitArgs are the merge command's flags that wait for a destination
+// another merge still holds (a merge job whose node froze and that SLURM
+// requeued), as the array's tasks wait for theirs.
+func (o ScriptOptions) mergeWaitArgs() []string {
+	if o.WaitBusy > 0 {
+		return []string{"--wait-busy", o.WaitBusy.String()}
+	}
+	return nil
 }
 
 // CheckSlurmValues refuses the values that no quoting carries through an
@@ -313,7 +358,7 @@ func mergeTree(tasks []Task, size int) (settings []string, shards map[string][]s
 
 // SlurmGroupsScript is the sbatch script of the first level of a tree
 // merge: array task i merges group i; "" when no setting needs a tree. It
-// is submitted with --dependency=afterok:<array job>, and the merge job
+// is submitted with --dependency=afterok:<rerun job>, and the merge job
 // then depends on it.
 func SlurmGroupsScript(campaignID string, tasks []Task, o ScriptOptions) (string, error) {
 	if err := o.CheckSlurmValues(); err != nil {
@@ -329,6 +374,7 @@ func SlurmGroupsScript(campaignID string, tasks []Task, o ScriptOptions) (string
 	sbatchLine(&b, "--array", fmt.Sprintf("0-%d", len(groups)-1))
 	sbatchLine(&b, "--output", slurmFilename(o.Out+"/"+layout.SlurmLogsDir+"/")+"merge-groups-%A_%a.out")
 	sbatchCommon(&b, o)
+	b.WriteString(requeueLines)
 	b.WriteString("set -euo pipefail\ncase \"$SLURM_ARRAY_TASK_ID\" in\n")
 	for i, g := range groups {
 		dst := o.Out + "/" + layout.MergeGroupPath(g.setting, g.index)
@@ -336,7 +382,7 @@ func SlurmGroupsScript(campaignID string, tasks []Task, o ScriptOptions) (string
 		for _, id := range g.shards {
 			args = append(args, o.Out+"/"+id)
 		}
-		args = append(args, "-o", dst, "--replace")
+		args = append(append(args, "-o", dst, "--replace"), o.mergeWaitArgs()...)
 		fmt.Fprintf(&b, "%d)\n\t%s\n\texec %s\n\t;;\n", i, shellJoin([]string{"mkdir", "-p", path.Dir(dst)}), shellJoin(args))
 	}
 	b.WriteString("*)\n\techo \"no merge group $SLURM_ARRAY_TASK_ID\" >&2\n\texit 2\n\t;;\nesac\n")
@@ -344,7 +390,7 @@ func SlurmGroupsScript(campaignID string, tasks []Task, o ScriptOptions) (string
 }
 
 // SlurmMergeScript is the sbatch script of the merge job, to be submitted
-// with --dependency=afterok:<array job, or the groups' job array>
+// with --dependency=afterok:<rerun job, or the groups' job array>
 // --kill-on-invalid-dep=yes. A setting merged in a tree joins its groups'
 // datasets, which are removed once every dataset is written.
 func SlurmMergeScript(campaignID string, tasks []Task, o ScriptOptions) (string, error) {
@@ -356,6 +402,7 @@ func SlurmMergeScript(campaignID string, tasks []Task, o ScriptOptions) (string,
 	sbatchLine(&b, "--job-name", jobName(campaignID, "-merge"))
 	sbatchLine(&b, "--output", slurmFilename(o.Out+"/"+layout.SlurmLogsDir+"/")+"merge-%j.out")
 	sbatchCommon(&b, o)
+	b.WriteString(requeueLines)
 	b.WriteString("set -euo pipefail\n")
 	b.WriteString(shellJoin([]string{"mkdir", "-p", o.Merge}) + "\n")
 	settings, shards, groups := mergeTree(tasks, o.MergeGroupSize)
@@ -372,7 +419,7 @@ func SlurmMergeScript(campaignID string, tasks []Task, o ScriptOptions) (string,
 				args = append(args, o.Out+"/"+id)
 			}
 		}
-		args = append(args, "-o", o.Merge+"/"+s, "--replace")
+		args = append(append(args, "-o", o.Merge+"/"+s, "--replace"), o.mergeWaitArgs()...)
 		b.WriteString(shellJoin(args) + "\n")
 	}
 	if len(groups) > 0 {

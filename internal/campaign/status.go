@@ -3,6 +3,7 @@ package campaign
 import (
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
@@ -47,7 +48,8 @@ type TaskStatus struct {
 }
 
 // Status reads every record under out; with tasks (the manifest's), those
-// without a record are listed as pending. Records are replaced atomically,
+// without a record are listed as pending. A running record of this host
+// whose process is gone is reported as lost (interrupted). Records are replaced atomically,
 // so a campaign whose tasks are writing them reads as it stands.
 func Status(out string, tasks []Task) (*CampaignStatus, error) {
 	all, damaged, err := ReadAllRecords(out)
@@ -58,6 +60,7 @@ func Status(out string, tasks []Task) (*CampaignStatus, error) {
 		return nil, fmt.Errorf("%s: no attempt records under %s/", out, layout.AttemptsDir)
 	}
 	st := &CampaignStatus{Out: out, States: map[string]int{}, Damaged: damaged}
+	host, _ := os.Hostname()
 	for _, id := range slices.Sorted(maps.Keys(all)) {
 		recs := all[id]
 		r := recs[len(recs)-1]
@@ -70,8 +73,14 @@ func Status(out string, tasks []Task) (*CampaignStatus, error) {
 			met := r.Expectation.Met
 			ts.Expected = &met
 		}
+		// A running attempt of this host whose process is gone was killed
+		// (the node stayed up): lost, as the next attempt will record it.
+		if r.State == StateRunning && r.Host == host && !processAlive(r.PID) {
+			ts.State, ts.Category = StateInterrupted, CategoryLost
+			ts.Error = fmt.Sprintf("lost: its process (pid %d on %s) is gone; the next run of the task closes its record", r.PID, r.Host)
+		}
 		st.Tasks = append(st.Tasks, ts)
-		st.States[r.State]++
+		st.States[ts.State]++
 	}
 	for _, t := range tasks {
 		if _, ok := all[t.ID]; !ok {

@@ -2,13 +2,18 @@ package campaign
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 )
@@ -39,9 +44,11 @@ func (ExecRunner) Run(ctx context.Context, name string, args ...string) ([]byte,
 // SlurmScripts are the sbatch scripts of a campaign, written by
 // WriteSlurmScripts.
 type SlurmScripts struct {
-	// Array is the job array's script; Merge the merge job's, "" without
-	// a merge; Groups the first level of a tree merge's, "" without one.
-	Array, Merge, Groups string
+	// Array is the job array's script; Rerun the job's after it (whatever
+	// its state) that runs what it left undone; Merge the merge job's, ""
+	// without a merge; Groups the first level of a tree merge's, ""
+	// without one.
+	Array, Rerun, Merge, Groups string
 }
 
 // WriteSlurmScripts writes the campaign's sbatch scripts under o.Out
@@ -52,6 +59,10 @@ func WriteSlurmScripts(campaignID string, tasks []Task, o ScriptOptions) (SlurmS
 	o = o.ForTasks(tasks)
 	// Both scripts first: a value they cannot carry writes nothing.
 	array, err := SlurmArrayScript(campaignID, len(tasks), o)
+	if err != nil {
+		return SlurmScripts{}, err
+	}
+	rerun, err := SlurmRerunScript(campaignID, len(tasks), o)
 	if err != nil {
 		return SlurmScripts{}, err
 	}
@@ -69,6 +80,10 @@ func WriteSlurmScripts(campaignID string, tasks []Task, o ScriptOptions) (SlurmS
 	}
 	s := SlurmScripts{Array: filepath.Join(o.Out, filepath.FromSlash(layout.SlurmArrayScript))}
 	if err := writeScript(s.Array, array); err != nil {
+		return SlurmScripts{}, err
+	}
+	s.Rerun = filepath.Join(o.Out, filepath.FromSlash(layout.SlurmRerunScript))
+	if err := writeScript(s.Rerun, rerun); err != nil {
 		return SlurmScripts{}, err
 	}
 	if o.Merge != "" {
@@ -93,20 +108,29 @@ func writeScript(path, body string) error {
 	return nil
 }
 
-// The sbatch arguments that submit the scripts: the array first, then the
-// merge job, which runs only when every array task ended as expected
-// (afterok) and is cancelled rather than left pending when one did not.
+// The sbatch arguments that submit the scripts: the array first; then the
+// rerun job after it whatever became of it (afterany), which runs what the
+// array left undone; then the merges, each only when the job before ended
+// as expected (afterok) and cancelled rather than left pending when it did
+// not.
 func (s SlurmScripts) arrayArgs() []string { return []string{"--parsable", s.Array} }
 
 // afterArgs submits script to run once job ended as expected.
-func afterArgs(job, script string) []string {
-	return []string{"--parsable", "--dependency=afterok:" + job, "--kill-on-invalid-dep=yes", script}
+func afterArgs(job, script string) []string { return dependentArgs("afterok", job, script) }
+
+// dependentArgs submits script with a dependency of kind on job.
+func dependentArgs(kind, job, script string) []string {
+	return []string{"--parsable", "--dependency=" + kind + ":" + job, "--kill-on-invalid-dep=yes", script}
 }
 
 // SubmitCommand is the shell command that submits the scripts by hand.
 func (s SlurmScripts) SubmitCommand() string {
 	cmd := shellJoin(append([]string{"sbatch"}, s.arrayArgs()...))
 	before := "<array job id>"
+	if s.Rerun != "" {
+		cmd += " && " + shellJoin(append([]string{"sbatch"}, dependentArgs("afterany", before, s.Rerun)...))
+		before = "<rerun job id>"
+	}
 	if s.Groups != "" {
 		cmd += " && " + shellJoin(append([]string{"sbatch"}, afterArgs(before, s.Groups)...))
 		before = "<merge-groups job id>"
@@ -117,21 +141,120 @@ func (s SlurmScripts) SubmitCommand() string {
 	return cmd
 }
 
-// SlurmJobs are the ids of the submitted jobs; Merge is "" without a merge,
-// Groups without a tree merge.
+// SlurmJobs are the ids of the submitted jobs; "" for a job not submitted
+// (Merge without a merge, Groups without a tree merge).
 type SlurmJobs struct {
-	Array, Groups, Merge string
+	Array  string `json:"array"`
+	Rerun  string `json:"rerun,omitempty"`
+	Groups string `json:"groups,omitempty"`
+	Merge  string `json:"merge,omitempty"`
 }
 
-// SubmitSlurm submits the scripts through r: the array, then the groups'
-// merges depending on it, then the merge job depending on the last.
+// ids are the jobs' ids, in submission order.
+func (j SlurmJobs) ids() []string {
+	var out []string
+	for _, id := range []string{j.Array, j.Rerun, j.Groups, j.Merge} {
+		if id != "" {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// Submission is the record of a campaign's latest submission
+// (layout.SlurmSubmissionPath).
+type Submission struct {
+	Jobs        SlurmJobs `json:"jobs"`
+	SubmittedAt string    `json:"submitted_at"` // RFC 3339, UTC
+}
+
+// SubmitSlurm submits the scripts through r: the array, the rerun job
+// after it, then the groups' merges, then the merge job. One campaign
+// output runs one submission at a time: two pipelines in one OUT would
+// share its merge groups and delete what the other uses. So a submission
+// is refused (ErrDestinationBusy) while a job of the one recorded before
+// is still queued or running (squeue lists it; a requeued job is listed
+// too), and submissions into one OUT are made one at a time, under a lock
+// beside the record.
 func SubmitSlurm(ctx context.Context, r Runner, s SlurmScripts) (SlurmJobs, error) {
+	dir := filepath.Dir(s.Array)
+	record := filepath.Join(dir, filepath.Base(layout.SlurmSubmissionPath))
+	lock, err := output.LockDestination(record)
+	if err != nil {
+		return SlurmJobs{}, fmt.Errorf("batch slurm: another submission into %s is being made: %w", filepath.Dir(dir), err)
+	}
+	defer lock.Unlock()
+	if err := checkNoSubmissionQueued(ctx, r, record); err != nil {
+		return SlurmJobs{}, err
+	}
+	jobs, err := submitSlurm(ctx, r, s)
+	if jobs.Array != "" {
+		b, merr := json.MarshalIndent(Submission{Jobs: jobs, SubmittedAt: time.Now().UTC().Format(time.RFC3339)}, "", "  ")
+		if merr == nil {
+			merr = output.WriteFileBytes(record, 0o644, append(b, '\n'))
+		}
+		if merr != nil && err == nil {
+			err = fmt.Errorf("batch slurm: jobs %s submitted, but their record: %w", strings.Join(jobs.ids(), ", "), merr)
+		}
+	}
+	return jobs, err
+}
+
+// checkNoSubmissionQueued refuses when a job of the submission recorded at
+// record is in the queue (pending, running, requeued, suspended).
+func checkNoSubmissionQueued(ctx context.Context, r Runner, record string) error {
+	b, err := input.ReadFile(record)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("batch slurm: %w", err)
+	}
+	var sub Submission
+	if err := json.Unmarshal(b, &sub); err != nil {
+		return fmt.Errorf("batch slurm: submission record %s: %w (remove it once no job of the campaign is queued)", record, err)
+	}
+	ids := sub.Jobs.ids()
+	if len(ids) == 0 {
+		return nil
+	}
+	// Every job's id and its array's: an array task is listed as 12_3
+	// (%i) with job id 15 (%A) and array id 12 (%F).
+	q, err := r.Run(ctx, "squeue", "--noheader", "--format=%A %F")
+	if err != nil {
+		return fmt.Errorf("batch slurm: cannot tell whether the earlier submission into this campaign (jobs %s) still runs: squeue: %w", strings.Join(ids, ", "), err)
+	}
+	queued := map[string]bool{}
+	for _, f := range strings.Fields(string(q)) {
+		queued[f] = true
+	}
+	var running []string
+	for _, id := range ids {
+		if queued[id] {
+			running = append(running, id)
+		}
+	}
+	if len(running) > 0 {
+		return fmt.Errorf("%w: campaign %s: jobs %s of the submission of %s are still queued or running; wait for them (or scancel them) before submitting again",
+			output.ErrDestinationBusy, filepath.Dir(filepath.Dir(record)), strings.Join(running, ", "), sub.SubmittedAt)
+	}
+	return nil
+}
+
+// submitSlurm submits the scripts in order, each depending on the last.
+func submitSlurm(ctx context.Context, r Runner, s SlurmScripts) (SlurmJobs, error) {
 	var jobs SlurmJobs
 	var err error
 	if jobs.Array, err = sbatch(ctx, r, s.arrayArgs()); err != nil {
 		return jobs, err
 	}
 	last := jobs.Array
+	if s.Rerun != "" {
+		if jobs.Rerun, err = sbatch(ctx, r, dependentArgs("afterany", last, s.Rerun)); err != nil {
+			return jobs, err
+		}
+		last = jobs.Rerun
+	}
 	if s.Groups != "" {
 		if jobs.Groups, err = sbatch(ctx, r, afterArgs(last, s.Groups)); err != nil {
 			return jobs, err

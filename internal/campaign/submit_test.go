@@ -20,6 +20,9 @@ type fakeSbatch struct {
 }
 
 func (f *fakeSbatch) Run(_ context.Context, name string, args ...string) ([]byte, error) {
+	if name == "squeue" {
+		return nil, nil // nothing queued: an earlier submission is done
+	}
 	f.calls = append(f.calls, append([]string{name}, args...))
 	if len(f.calls) == f.fail {
 		return nil, errors.New("exit status 1: sbatch: error: invalid partition specified")
@@ -27,9 +30,10 @@ func (f *fakeSbatch) Run(_ context.Context, name string, args ...string) ([]byte
 	return []byte(f.answer[len(f.calls)-1] + "\n"), nil
 }
 
-// TestSubmitSlurm: the array goes first; the merge job depends on the
-// array's id (afterok) and is cancelled, not left pending, when the array
-// fails; a failure or an answer that is no job id is an error.
+// TestSubmitSlurm: the array goes first, the rerun job after it whatever
+// its state (afterany); the merge job depends on the rerun job's id
+// (afterok) and is cancelled, not left pending, when it fails; a failure
+// or an answer that is no job id is an error.
 func TestSubmitSlurm(t *testing.T) {
 	t.Parallel()
 	tasks := selectionManifest(t)
@@ -51,31 +55,33 @@ func TestSubmitSlurm(t *testing.T) {
 		t.Errorf("no log directory: %v", err)
 	}
 
-	f := &fakeSbatch{answer: []string{"4711;cluster", "4712"}}
+	f := &fakeSbatch{answer: []string{"4711;cluster", "4712", "4713"}}
 	jobs, err := SubmitSlurm(context.Background(), f, scripts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if jobs != (SlurmJobs{Array: "4711", Merge: "4712"}) {
+	if jobs != (SlurmJobs{Array: "4711", Rerun: "4712", Merge: "4713"}) {
 		t.Errorf("jobs %+v", jobs)
 	}
 	want := [][]string{
 		{"sbatch", "--parsable", scripts.Array},
-		{"sbatch", "--parsable", "--dependency=afterok:4711", "--kill-on-invalid-dep=yes", scripts.Merge},
+		{"sbatch", "--parsable", "--dependency=afterany:4711", "--kill-on-invalid-dep=yes", scripts.Rerun},
+		{"sbatch", "--parsable", "--dependency=afterok:4712", "--kill-on-invalid-dep=yes", scripts.Merge},
 	}
 	if !reflect.DeepEqual(f.calls, want) {
 		t.Errorf("calls %q, want %q", f.calls, want)
 	}
-	if cmd := scripts.SubmitCommand(); !strings.HasPrefix(cmd, "sbatch --parsable "+scripts.Array+" && sbatch") || !strings.Contains(cmd, "afterok:<array job id>") {
+	if cmd := scripts.SubmitCommand(); !strings.HasPrefix(cmd, "sbatch --parsable "+scripts.Array+" && sbatch") ||
+		!strings.Contains(cmd, "afterany:<array job id>") || !strings.Contains(cmd, "afterok:<rerun job id>") {
 		t.Errorf("submit command %q", cmd)
 	}
 
 	// A failed array submission submits no merge job.
-	f = &fakeSbatch{answer: []string{"", ""}, fail: 1}
+	f = &fakeSbatch{answer: []string{"", "", ""}, fail: 1}
 	if jobs, err := SubmitSlurm(context.Background(), f, scripts); err == nil || len(f.calls) != 1 || jobs.Array != "" || !strings.Contains(err.Error(), "invalid partition") {
 		t.Errorf("failed submission: %+v %v, %d calls", jobs, err, len(f.calls))
 	}
-	f = &fakeSbatch{answer: []string{"Submitted batch job 12", ""}}
+	f = &fakeSbatch{answer: []string{"Submitted batch job 12", "", ""}}
 	if _, err := SubmitSlurm(context.Background(), f, scripts); err == nil || !strings.Contains(err.Error(), "want a job id") {
 		t.Errorf("an answer without --parsable's id: %v", err)
 	}
@@ -133,17 +139,18 @@ func TestSubmitSlurmMergeTree(t *testing.T) {
 			t.Errorf("merge script lacks %q:\n%s", want, merge)
 		}
 	}
-	f := &fakeSbatch{answer: []string{"10", "11", "12"}}
+	f := &fakeSbatch{answer: []string{"10", "11", "12", "13"}}
 	jobs, err := SubmitSlurm(context.Background(), f, scripts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := [][]string{
 		{"sbatch", "--parsable", scripts.Array},
-		{"sbatch", "--parsable", "--dependency=afterok:10", "--kill-on-invalid-dep=yes", scripts.Groups},
-		{"sbatch", "--parsable", "--dependency=afterok:11", "--kill-on-invalid-dep=yes", scripts.Merge},
+		{"sbatch", "--parsable", "--dependency=afterany:10", "--kill-on-invalid-dep=yes", scripts.Rerun},
+		{"sbatch", "--parsable", "--dependency=afterok:11", "--kill-on-invalid-dep=yes", scripts.Groups},
+		{"sbatch", "--parsable", "--dependency=afterok:12", "--kill-on-invalid-dep=yes", scripts.Merge},
 	}
-	if jobs != (SlurmJobs{Array: "10", Groups: "11", Merge: "12"}) || !reflect.DeepEqual(f.calls, want) {
+	if jobs != (SlurmJobs{Array: "10", Rerun: "11", Groups: "12", Merge: "13"}) || !reflect.DeepEqual(f.calls, want) {
 		t.Errorf("jobs %+v, calls %q", jobs, f.calls)
 	}
 	// At or under the group size, no tree.

@@ -114,6 +114,11 @@ type Options struct {
 	// layout's paths of carried files (layout.CeresFile.Carried), never one
 	// of the exporter's own.
 	CeresFiles map[string]any
+	// Fence, when set, is asked under the shard's lock, when it is taken
+	// and just before the commit, whether this export may still write the
+	// shard (output.StageOptions.Fence); its error fails the export and
+	// leaves the shard that is there.
+	Fence func() error
 
 	// followed is set by Follow: its cameras' episodes, encoded while the
 	// session recorded, replace the encoding.
@@ -273,7 +278,7 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 
 	st := opts.staged
 	if st == nil {
-		if st, err = output.Stage(shardDir, output.StageOptions{Replace: opts.Replace, Kind: output.KindShard, Inputs: inputs}); err != nil {
+		if st, err = output.Stage(shardDir, output.StageOptions{Replace: opts.Replace, Kind: output.KindShard, Inputs: inputs, Fence: opts.Fence}); err != nil {
 			return nil, err
 		}
 	}

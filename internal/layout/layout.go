@@ -500,6 +500,12 @@ const (
 	// AttemptsDir holds the attempt records: AttemptsDir/<task id>/
 	// AttemptRecordName(n).
 	AttemptsDir = ".attempts"
+	// FencingTokenPath is the campaign's fencing-token counter (the last
+	// token taken, decimal), FencingTokenLockPath the lock it is taken
+	// under: each attempt's token, in its record, decides which attempt
+	// may commit a shard.
+	FencingTokenPath     = AttemptsDir + "/fencing-token"
+	FencingTokenLockPath = AttemptsDir + "/fencing-token.lock"
 	// CampaignPagePath is the campaign page.
 	CampaignPagePath = "index.html"
 	// SlurmDir holds the sbatch scripts and, under SlurmLogsDir, the jobs'
@@ -512,8 +518,14 @@ const (
 	// first level of a merge in a tree; MergeGroupsDir holds their merged
 	// datasets until the final merge has joined them.
 	SlurmGroupsScript = SlurmDir + "/merge-groups.sbatch"
-	MergeGroupsDir    = ".merge-groups"
-	attemptRecordStem = "attempt-"
+	// SlurmRerunScript is the job after the array, whatever its state,
+	// that runs what the array left undone.
+	SlurmRerunScript = SlurmDir + "/rerun.sbatch"
+	// SlurmSubmissionPath records the jobs of the campaign's latest
+	// submission: another is refused while they are queued or running.
+	SlurmSubmissionPath = SlurmDir + "/submission.json"
+	MergeGroupsDir      = ".merge-groups"
+	attemptRecordStem   = "attempt-"
 )
 
 // MergeGroupPath is group g of setting's shards, merged, in a campaign

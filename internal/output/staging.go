@@ -37,6 +37,14 @@ type StageOptions struct {
 	// Inputs are every path the command reads (session directories, spec
 	// files, shards being merged); the destination may not overlap any.
 	Inputs []string
+	// Fence, when set, is asked under the destination's lock whether this
+	// writer may still write it: once when the lock is taken and again
+	// just before the commit moves the output in. Its error refuses the
+	// stage or the commit (the destination is left as it was). A campaign
+	// attempt refuses itself there once a newer attempt of its task has
+	// started: a writer that froze and came back never overwrites the
+	// newer one's shard.
+	Fence func() error
 }
 
 // Staging is an output being built in a temporary directory beside its
@@ -51,6 +59,7 @@ type Staging struct {
 	done    bool
 	scratch bool // made by Scratch: never committed
 	lock    *DestinationLock
+	fence   func() error
 }
 
 // Stage checks dest against the rules of CheckDestination, takes its lock
@@ -77,12 +86,18 @@ func Stage(dest string, opts StageOptions) (*Staging, error) {
 		_ = lock.Unlock()
 		return nil, err
 	}
+	if opts.Fence != nil {
+		if err := opts.Fence(); err != nil {
+			_ = lock.Unlock()
+			return nil, fmt.Errorf("output: stage %s: %w", resolved, err)
+		}
+	}
 	st, err := stageLocked(resolved, kind, opts.Replace)
 	if err != nil {
 		_ = lock.Unlock()
 		return nil, err
 	}
-	st.lock = lock
+	st.lock, st.fence = lock, opts.Fence
 	return st, nil
 }
 
@@ -157,7 +172,8 @@ func (s *Staging) Dir() string { return s.tmp }
 // RENAME_EXCHANGE on Linux, renamex_np RENAME_SWAP on macOS),
 // so the destination always holds either the whole old shard or the whole
 // new one, and the old shard is then deleted. Commit writes layout.OutputMarkerPath
-// and releases the destination's lock.
+// and releases the destination's lock. A StageOptions.Fence that refuses
+// leaves the destination untouched (Abort then removes the staging).
 func (s *Staging) Commit() error {
 	if s.done {
 		return fmt.Errorf("output: commit %s: already committed or aborted", s.dest)
@@ -175,6 +191,15 @@ func (s *Staging) Commit() error {
 	if err := syncTree(s.tmp); err != nil {
 		_ = writeMarker(s.tmp)
 		return fmt.Errorf("output: commit %s: %w", s.dest, err)
+	}
+	// The last word before the output moves in, under the lock: nothing
+	// that could make the writer stale can happen between it and the
+	// rename but another writer's commit, which the lock excludes.
+	if s.fence != nil {
+		if err := s.fence(); err != nil {
+			_ = writeMarker(s.tmp)
+			return fmt.Errorf("output: commit %s: %w", s.dest, err)
+		}
 	}
 	parent := filepath.Dir(s.dest)
 	_, statErr := os.Lstat(s.dest)

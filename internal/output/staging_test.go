@@ -251,3 +251,63 @@ func isStagingDir(path string) bool {
 	st, err := os.Stat(filepath.Join(path, StagingMarker))
 	return err == nil && st.Mode().IsRegular()
 }
+
+// A fence asked when the lock is taken and again under it just before the
+// commit: refused at either point, the destination is the old one, and
+// the staging goes with the Abort.
+func TestStageFence(t *testing.T) {
+	t.Parallel()
+	stale := errors.New("a newer writer started")
+	for _, tc := range []struct {
+		name          string
+		refuseAt      int // the call that refuses: 1 at Stage, 2 at Commit
+		wantStageErr  bool
+		wantCommitErr bool
+	}{
+		{"refused at stage", 1, true, false},
+		{"refused at commit", 2, false, true},
+		{"allowed", 0, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dest := filepath.Join(parent, "shard")
+			writeTree(t, dest, map[string]string{"content": "old", layout.OutputMarkerPath: ourMarker})
+			calls := 0
+			fence := func() error {
+				calls++
+				if calls == tc.refuseAt {
+					return stale
+				}
+				return nil
+			}
+			st, err := Stage(dest, StageOptions{Replace: true, Fence: fence})
+			if (err != nil) != tc.wantStageErr || err != nil && !errors.Is(err, stale) {
+				t.Fatalf("Stage: %v", err)
+			}
+			if err == nil {
+				writeTree(t, st.Dir(), map[string]string{"content": "new"})
+				err = st.Commit()
+				if (err != nil) != tc.wantCommitErr || err != nil && !errors.Is(err, stale) {
+					t.Fatalf("Commit: %v", err)
+				}
+				_ = st.Abort()
+			}
+			want := "new"
+			if tc.refuseAt != 0 {
+				want = "old"
+			}
+			if got := treeContent(t, dest); got["content"] != want {
+				t.Errorf("destination holds %q, want %q", got["content"], want)
+			}
+			if names := siblings(t, parent); len(names) != 1 {
+				t.Errorf("staging or lock left behind: %v", names)
+			}
+			// The lock was released: another writer can stage.
+			st2, err := Stage(dest, StageOptions{Replace: true})
+			if err != nil {
+				t.Fatalf("lock not released: %v", err)
+			}
+			_ = st2.Abort()
+		})
+	}
+}

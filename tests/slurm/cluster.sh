@@ -9,11 +9,14 @@
 #   tests/slurm/cluster.sh stop   DIR              scontrol shutdown, stop munged
 #   tests/slurm/cluster.sh kill-node    DIR NODE   SIGKILL NODE's slurmd (a lost node)
 #   tests/slurm/cluster.sh restart-node DIR NODE   start NODE's slurmd again; wait idle
+#   tests/slurm/cluster.sh hostname     DIR NODE   print the hostname NODE's jobs see
 #
 # start prints the SLURM_CONF every client command (sbatch, squeue,
 # scontrol) needs; jobs inherit it. CERES_SLURM_NODES (default 3) is the
 # number of nodes, n1..nN: each is its own slurmd daemon on this machine,
-# all with this machine's hostname, each on its own port. CERES_SLURM_PORT
+# each on its own port and, in a UTS namespace of its own (unshare -u, so
+# root), with a hostname of its own, HOST-NODE, that its jobs see (SLURM
+# still reaches every node at this machine's address). CERES_SLURM_PORT
 # (default 6817) moves slurmctld's port when another cluster runs; the
 # nodes take the next ones.
 #
@@ -68,12 +71,21 @@ wait_idle() {
 	return 1
 }
 
+# node_hostname DIR NODE: the hostname NODE's slurmd and its jobs see.
+node_hostname() {
+	echo "$(cat "$1/host")-$2"
+}
+
 start_slurmd() {
 	local dir=$1 node=$2
 	mkdir -p "$dir/spool/$node"
 	# The daemons fork; their standard streams go to a file so that nothing
-	# holds the caller's pipes open.
-	slurmd -N "$node" -f "$dir/slurm.conf" </dev/null >>"$dir/log/daemons.out" 2>&1
+	# holds the caller's pipes open. Each slurmd runs in a UTS namespace of
+	# its own (unshare -u) under a hostname of its own, which its jobs
+	# inherit: "is this pid alive on this host" then cannot see across
+	# nodes, as on a real cluster.
+	unshare -u sh -c 'hostname "$1" && shift && exec "$@"' sh "$(node_hostname "$dir" "$node")" \
+		slurmd -N "$node" -f "$dir/slurm.conf" </dev/null >>"$dir/log/daemons.out" 2>&1
 }
 
 start() {
@@ -94,6 +106,7 @@ start() {
 
 	local host port cpus
 	host=$(hostname -s)
+	echo "$host" >"$dir/host"
 	port=${CERES_SLURM_PORT:-6817}
 	# The machine's CPUs shared out between the nodes, at least one each:
 	# SLURM then runs one array task per CPU of a node at a time.
@@ -221,12 +234,13 @@ stop() {
 	fi
 }
 
-usage="usage: $0 install | start DIR | stop DIR | kill-node DIR NODE | restart-node DIR NODE"
+usage="usage: $0 install | start DIR | stop DIR | kill-node DIR NODE | restart-node DIR NODE | hostname DIR NODE"
 case "${1:-}" in
 install) install ;;
 start) start "${2:?$usage}" ;;
 stop) stop "${2:?$usage}" ;;
 kill-node) kill_node "${2:?$usage}" "${3:?$usage}" ;;
 restart-node) restart_node "${2:?$usage}" "${3:?$usage}" ;;
+hostname) node_of "${2:?$usage}" "${3:?$usage}" && node_hostname "$2" "$3" ;;
 *) echo "$usage" >&2; exit 2 ;;
 esac
