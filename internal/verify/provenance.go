@@ -13,9 +13,13 @@ import (
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
-// checkProvenance checks the stored task specifications and the ceres/*
-// columns of every episode.
+// checkProvenance checks (in full mode) every file against the seal, then
+// the stored task specifications and the ceres/* columns of every
+// episode.
 func (c *checker) checkProvenance() error {
+	if !c.opts.Quick {
+		c.checkSeal()
+	}
 	c.checkCeresFiles()
 	c.specs = map[string][]byte{}
 	parsed := map[string]*taskspec.Spec{}
