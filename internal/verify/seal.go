@@ -63,7 +63,9 @@ func (c *checker) checkSeal() {
 		}
 		listed[f.Path] = true
 		if !slices.Contains(c.files, f.Path) {
-			c.errorf("seal.missing-file", f.Path, loc{}, "missing: %s lists it", sealPath)
+			if !c.reportedFile(f.Path, "layout.missing-file", "layout.not-regular") {
+				c.errorf("seal.missing-file", f.Path, loc{}, "missing: %s lists it", sealPath)
+			}
 			continue
 		}
 		sum, size, err := input.SHA256(filepath.Join(c.dir, filepath.FromSlash(f.Path)))
@@ -105,4 +107,15 @@ func (c *checker) checkOutputMarker() {
 	if !bytes.Equal(b, want) {
 		c.errorf("output.marker", layout.OutputMarkerPath, loc{}, "holds %q, want %s", b, want)
 	}
+}
+
+// reportedFile says whether a finding of one of codes names file already: the
+// structure check's, which says the same of a file in its own words.
+func (c *checker) reportedFile(file string, codes ...string) bool {
+	for _, f := range c.res.Findings {
+		if f.File == file && slices.Contains(codes, f.Code) {
+			return true
+		}
+	}
+	return false
 }
