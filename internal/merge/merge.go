@@ -39,7 +39,9 @@ var (
 	// read deeply: no sources, a directory that is not a shard, the same
 	// shard twice, an output inside an input.
 	ErrUsage = errors.New("merge: bad input")
-	// ErrUnsound marks a source that fails verify's quick check.
+	// ErrUnsound marks a source that is not sound: it fails its verify
+	// (verifySource), a stream contradicts its feature's info, or its
+	// statistics contradict its rows.
 	ErrUnsound = errors.New("merge: a source is not sound")
 )
 
