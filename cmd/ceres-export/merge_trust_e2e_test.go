@@ -75,8 +75,9 @@ func flipByte(t *testing.T, p string) {
 }
 
 // A byte flipped in any file of a shard or of a merged dataset makes a
-// full verify say NOT SOUND, naming the file; and an append to the merged
-// dataset refuses it and leaves it as it was.
+// full verify say NOT SOUND, naming the file; an append to the merged
+// dataset refuses it and leaves it as it was, and a merge of it refuses
+// it as a source.
 func TestE2EFlippedByteInAnyFile(t *testing.T) {
 	f := newTrustFixture(t)
 	for _, ds := range []struct {
@@ -102,6 +103,14 @@ func TestE2EFlippedByteInAnyFile(t *testing.T) {
 				}
 				if !sameFiles(before, testtree.Files(t, dir)) {
 					t.Fatal("the refused append changed the dataset")
+				}
+				// Nor does a merge of it pass the damage on.
+				merged := filepath.Join(t.TempDir(), "out")
+				if _, errOut, code := run(t, "merge", dir, f.c, "-o", merged); code == 0 {
+					t.Fatalf("merge of a dataset with %s damaged: exit 0\n%s", rel, errOut)
+				}
+				if _, err := os.Lstat(merged); err == nil {
+					t.Fatal("the refused merge wrote its output")
 				}
 			})
 		}
