@@ -76,9 +76,13 @@ aggregated from the per-episode statistics. Every episode keeps its CERES
 provenance and names its source (` + layout.SourcePrefix + `* columns);
 ` + layout.MergeReportPath + ` lists the sources and what was joined.
 
---into DATASET appends the shards to a dataset this command made. The
-output is built beside its destination and moved into place when complete:
-a failed or killed merge leaves the old dataset as it was.
+--into DATASET appends the shards to a dataset this command made. It is
+trusted while every file is, byte for byte, what its merge sealed in
+` + layout.SealPath + `; otherwise it is verified in full first. Every other source
+is verified before anything is written: in full when it has no seal that
+holds (a foreign dataset), and refused when unsound. The output is built
+beside its destination and moved into place when complete: a failed or
+killed merge leaves the old dataset as it was.
 
 The dataset's licence (its card's license) is --license; without it, the
 sources' own when they all have the same one (or none), and sources under

@@ -73,7 +73,14 @@ func Main(ctx context.Context, args []string, s streams) int {
 // printError prints err (unless already printed) and returns its exit
 // status (exitstatus.Of: the one mapping).
 func printError(w io.Writer, err error) int {
-	if err != nil && !exitstatus.WasPrinted(err) {
+	switch {
+	case err == nil || exitstatus.WasPrinted(err):
+	case errors.Is(err, context.Canceled):
+		// The first SIGINT or SIGTERM cancels every command's context
+		// (main): what the user did is say stop, and "context canceled",
+		// wrapped in whatever was running, tells them nothing more.
+		fmt.Fprintln(w, "ceres-export: interrupted")
+	default:
 		fmt.Fprintf(w, "ceres-export: %v\n", err)
 	}
 	return int(exitstatus.Of(err))

@@ -59,8 +59,10 @@ func newVerifyCmdWith(s streams, runF func(context.Context, VerifyOptions, strea
 		Long: `Check that the LeRobot v3.0 shard in SHARD_DIR is sound: the layout and
 ` + layout.InfoPath + ` LeRobot's loader and merge expect, the data files' schema and index
 columns, the episodes metadata against the data and video files, tasks and
-statistics, every video frame (unless --quick), and the CERES provenance
-(stored task specifications, the ` + layout.CeresPrefix + `* columns, the task descriptors).
+statistics, every video frame (unless --quick), every file's bytes against
+the SHA-256 its writer sealed in ` + layout.SealPath + ` (unless --quick), and the
+CERES provenance (stored task specifications, the ` + layout.CeresPrefix + `* columns, the task
+descriptors).
 
 With --privacy metadata-only it also proves that a dataset meant to leave the
 lab holds nothing private: no video, no unredacted specification and, with

@@ -103,7 +103,7 @@ var (
 	ProfileMismatch = Class{Findings, "a --profile that does not fit the session", []error{profile.ErrMismatch}}
 	Strict          = Class{Findings, "a --strict check tripped", []error{export.ErrStrict}}
 	SizeUnsupported = Class{Findings, "the cameras' size is one the encoder cannot encode (SVT-AV1: at least 64x64)", []error{video.ErrSizeUnsupported}}
-	Unsound         = Class{Findings, "a source fails a quick verify", []error{merge.ErrUnsound}}
+	Unsound         = Class{Findings, "a source is not sound: it fails its verify, or its video or statistics contradict its info or rows", []error{merge.ErrUnsound}}
 	NotSound        = Class{Findings, "the input is not sound", nil}
 
 	JournalCorrupt = Class{Corrupt, "the journal is corrupt: a bad checksum mid-segment, a missing segment, a bad segment header (--salvage reads past corruption)", []error{journal.ErrCorrupt, journal.ErrSegmentGap, journal.ErrBadHeader}}

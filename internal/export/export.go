@@ -377,6 +377,10 @@ func Export(ctx context.Context, sessionDir, shardDir string, opts Options) (*Re
 			return nil, fmt.Errorf("export: report page: %w", err)
 		}
 	}
+	// Last: the seal covers the bytes of every file above (shard.Seal).
+	if err := b.WriteSeal(ctx, nil); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -115,9 +115,11 @@ const (
 	CampaignPath = CeresDir + "/campaign.json"
 	// ExtensionsPath holds a campaign task's merged extensions.
 	ExtensionsPath = CeresDir + "/extensions.json"
-	// SealPath holds a merged dataset's content digest as its merge
-	// committed it: an append to it trusts a dataset whose files still
-	// hash to it, and verifies any other (docs/merge.md, "--into").
+	// SealPath holds the SHA-256 of every file of a shard or merged
+	// dataset as its export or merge committed it (shard.Seal): a full
+	// verify checks every file against it, and an append trusts a
+	// dataset whose files still hash to it and verifies any other in full
+	// (docs/merge.md, "--into").
 	SealPath = CeresDir + "/seal.json"
 	// SourcesDir holds, in a merged dataset, each source shard's own files
 	// by source index: SourcePath(i, ExportReportPath), ...
@@ -236,7 +238,7 @@ var CeresFiles = []CeresFile{
 	{Path: CampaignPath, Merge: MergePerSource, InShard: true, Carried: true},
 	{Path: ExtensionsPath, Merge: MergePerSource, InShard: true, Carried: true},
 	{Path: SourcesDir, Dir: true, Merge: MergeWritten, InMerged: true},
-	{Path: SealPath, Merge: MergeWritten, InMerged: true},
+	{Path: SealPath, Merge: MergeWritten, InShard: true, InMerged: true},
 }
 
 // LookupCeresFile returns the entry of CeresFiles that rel (a file's path

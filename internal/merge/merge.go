@@ -39,7 +39,9 @@ var (
 	// read deeply: no sources, a directory that is not a shard, the same
 	// shard twice, an output inside an input.
 	ErrUsage = errors.New("merge: bad input")
-	// ErrUnsound marks a source that fails verify's quick check.
+	// ErrUnsound marks a source that is not sound: it fails its verify
+	// (verifySource), a stream contradicts its feature's info, or its
+	// statistics contradict its rows.
 	ErrUnsound = errors.New("merge: a source is not sound")
 )
 
@@ -171,6 +173,14 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 		}
 		into := opts.Into != "" && i == 0
 		verifyErrs[i] = verifySource(ctx, sources[i], into, files, sums, log)
+		if verifyErrs[i] == nil && !sources[i].isMerged() {
+			// What tells the source from any other (checkDuplicates),
+			// from the files the seal check has just hashed.
+			s := sources[i]
+			if s.fingerprint, s.legacyFingerprint, verifyErrs[i] = contentDigest(ctx, s.dir, sums); verifyErrs[i] != nil && ctx.Err() == nil {
+				verifyErrs[i] = fmt.Errorf("%w: %w", ErrUsage, verifyErrs[i])
+			}
+		}
 		if verifyErrs[i] == nil && !into {
 			holdRows(ctx, sources[i], &held, budget)
 		}
@@ -259,17 +269,29 @@ func checkOutput(opts Options) error {
 	return nil
 }
 
-// checkDuplicates refuses the same shard twice: the same directory, or the
-// same export report (a copy), also against the shards already in the
-// dataset appended to.
+// checkDuplicates refuses the same source twice: the same directory, the
+// same export report (a copy of a shard), or the same content (a copy of
+// a foreign dataset, which has no export report), also against the
+// sources already in a merged dataset among them. A merged dataset made
+// before seals version 2 recorded a foreign source's fingerprint in the
+// legacy form, which a source is compared with too.
 func checkDuplicates(sources []*source) error {
 	dirs := newDirSet()
 	seenReport := map[string]string{}
+	seenContent := map[string]string{}
 	for _, s := range sources {
 		if s.isMerged() {
 			for _, r := range s.merged.Sources {
+				where := fmt.Sprintf("%s (already in %s)", r.Name, s.dir)
 				if r.Foreign == nil {
-					seenReport[r.ExportReportSHA256] = fmt.Sprintf("%s (already in %s)", r.Name, s.dir)
+					seenReport[r.ExportReportSHA256] = where
+					continue
+				}
+				if prev, ok := seenContent[r.Fingerprint]; ok && r.Fingerprint != "" {
+					return fmt.Errorf("%w: %s is the same source as %s (identical content)", ErrUsage, where, prev)
+				}
+				if r.Fingerprint != "" {
+					seenContent[r.Fingerprint] = where
 				}
 			}
 			continue
@@ -277,8 +299,16 @@ func checkDuplicates(sources []*source) error {
 		if prev, ok := dirs.add(s.dir); ok {
 			return fmt.Errorf("%w: shard %s is given twice (also as %s)", ErrUsage, s.dir, prev)
 		}
+		for _, fp := range []string{s.fingerprint, s.legacyFingerprint} {
+			if prev, ok := seenContent[fp]; ok && fp != "" {
+				return fmt.Errorf("%w: %s is the same source as %s (identical content)", ErrUsage, s.dir, prev)
+			}
+		}
+		if s.fingerprint != "" {
+			seenContent[s.fingerprint] = s.dir
+		}
 		if s.foreign != nil {
-			continue // no export report to tell it by; its directory is checked above
+			continue // no export report to tell it by
 		}
 		if prev, ok := seenReport[s.reportSHA]; ok {
 			return fmt.Errorf("%w: shard %s is the same shard as %s (identical %s)", ErrUsage, s.dir, prev, layout.ExportReportPath)
@@ -366,28 +396,40 @@ func twoAtATime(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// verifySource quick-verifies a source through the Parquet files its
-// reader opened. The dataset appended to (into) is trusted instead when its
-// seal holds: its files are then those its merge committed, which a quick
-// verify (it decodes no video) would only read again. Only the destination
-// is: a seal is a digest anyone can compute, so it tells a dataset changed
-// since its merge, not one forged; a source from elsewhere is always
-// verified.
+// verifySource verifies a source through the Parquet files its reader
+// opened, by what its seal (shard.Seal) says of it. The dataset appended
+// to (into) is trusted when its seal holds: its files are then, byte for
+// byte, those its merge committed, which a verify would only read again.
+// Only the destination is: a seal is a digest anyone can compute, so it
+// tells a dataset changed since it was written, not one forged. Another
+// source whose seal holds gets the quick verify; any whose seal does not
+// hold (changed since, sealed before seals covered every byte, or never
+// sealed: a foreign dataset) gets the full verify, which decodes every
+// video frame against its feature's info and recomputes the statistics
+// from the rows.
 func verifySource(ctx context.Context, s *source, into bool, files *pqcolumns.Files, sums *fileSums, log *slog.Logger) error {
-	if into {
-		if sealHolds(ctx, s.dir, sums) {
-			log.Debug("merge: the dataset appended to is as its merge sealed it", "dataset", s.dir)
-			return nil
-		}
-		log.Info("the dataset appended to has no seal or changed since its merge; verifying it", "dataset", s.dir)
+	holds, why := sealHolds(ctx, s.dir, sums)
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return quickVerify(ctx, s.dir, files)
+	switch {
+	case holds && into:
+		log.Debug("merge: the dataset appended to is as its merge sealed it", "dataset", s.dir)
+		return nil
+	case holds:
+		return verifySound(ctx, s.dir, true, files)
+	}
+	log.Info("verifying in full: its seal does not hold", "dataset", s.dir, "why", why)
+	return verifySound(ctx, s.dir, false, files)
 }
 
-// quickVerify runs verify's quick check on a source.
-func quickVerify(ctx context.Context, dir string, files *pqcolumns.Files) error {
-	res, err := verify.Shard(ctx, dir, verify.Options{Quick: true, Parquet: files})
+// verifySound runs verify's quick or full check on a source.
+func verifySound(ctx context.Context, dir string, quick bool, files *pqcolumns.Files) error {
+	res, err := verify.Shard(ctx, dir, verify.Options{Quick: quick, Parquet: files})
 	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
 		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	if res.Sound {
@@ -403,7 +445,11 @@ func quickVerify(ctx context.Context, dir string, files *pqcolumns.Files) error 
 			}
 		}
 	}
-	return fmt.Errorf("%w: %s fails a quick verify (run ceres-export verify %s):\n%s", ErrUnsound, dir, dir, strings.Join(lines, "\n"))
+	how, flag := "full", ""
+	if quick {
+		how, flag = "quick", " --quick"
+	}
+	return fmt.Errorf("%w: %s fails a %s verify (run ceres-export verify%s %s):\n%s", ErrUnsound, dir, how, flag, dir, strings.Join(lines, "\n"))
 }
 
 // merger holds one Merge run.
@@ -441,26 +487,13 @@ func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
 		return nil, err
 	}
 
-	// Fingerprints are hashed, and video files copied, while the rows and
-	// the metadata are written: they share nothing.
-	fingerprints := make([]string, len(m.sources))
-	var fpErr error
-	fpDone := make(chan struct{})
-	go func() {
-		defer close(fpDone)
-		for i, s := range m.sources {
-			if s.isMerged() {
-				continue
-			}
-			if fingerprints[i], fpErr = contentDigest(ctx, s.dir, nil); fpErr != nil {
-				return
-			}
-		}
-	}()
-
+	// Every source's fingerprint was taken when it was verified.
 	waitFingerprints := func() ([]string, error) {
-		<-fpDone
-		return fingerprints, fpErr
+		fingerprints := make([]string, len(m.sources))
+		for i, s := range m.sources {
+			fingerprints[i] = s.fingerprint
+		}
+		return fingerprints, nil
 	}
 
 	vctx, cancel := context.WithCancel(ctx)
@@ -492,7 +525,7 @@ func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
 	if err := errors.Join(videoErrs...); err != nil {
 		return nil, err
 	}
-	if err := writeSeal(ctx, b, st.Dir(), m.sums); err != nil {
+	if err := writeSeal(ctx, b, m.sums); err != nil {
 		return nil, err
 	}
 	m.log.Debug("merge: metadata written and sealed", "elapsed", time.Since(m.start))
@@ -762,6 +795,11 @@ func (m *merger) writeSource(ctx context.Context, b *shard.Builder, si int, s *s
 			meta.Ceres.Source = &moved
 		}
 		if err := b.WriteEpisode(meta, episodeRows); err != nil {
+			if errors.Is(err, shard.ErrStatsContradictRows) {
+				// A foreign writer's statistics are taken as they are only
+				// while the rows bear them out.
+				return fmt.Errorf("%w: %s episode %d: %w", ErrUnsound, s.dir, e.Index, err)
+			}
 			return fmt.Errorf("%s episode %d: %w", s.dir, e.Index, err)
 		}
 	}

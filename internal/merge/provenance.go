@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,7 +16,6 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
-	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
@@ -197,26 +195,24 @@ func episodeSource(s *source, index int64, e *sourceEpisode) *layout.EpisodeSour
 	return src
 }
 
-// contentDigest identifies a shard's content cheaply (the merge report's
+// contentDigest identifies a source by its content (the merge report's
 // fingerprint of a source; not a campaign task's fingerprint, which covers
-// what a shard is made from): the SHA-256 over its
-// regular files in path order, each contributing "<relative path>\x00"
-// and then the SHA-256 of its bytes, or for an mp4 "size <bytes>", and
-// "\n". Hashing every video byte would read the whole shard a second time
-// (a quarter of a merge's CPU, measured); the video's content is already
-// named by the export report the fingerprint covers (ceres/videos.json
-// and the report hold the camera files' hashes and the encoder settings
-// of a deterministic encode), and the merge checks every packet's place
-// on the frame grid as it copies.
+// what a shard is made from): the SHA-256 over its regular files in path
+// order, each contributing "<relative path>\x00", the SHA-256 of its bytes
+// and "\n". Two sources of the same bytes are the same source, whatever
+// their directories or writers (a foreign dataset has no export report to
+// tell it by). legacy is the digest merges before seals version 2
+// recorded, which named an mp4 by "size <bytes>" instead: a copy of a
+// source in a dataset made then is recognised by it.
 // Files named in skip (layout paths) are left out. sums, when not nil,
 // serves files hashed before in the same merge.
-func contentDigest(ctx context.Context, dir string, sums *fileSums, skip ...string) (string, error) {
+func contentDigest(ctx context.Context, dir string, sums *fileSums, skip ...string) (digest, legacy string, err error) {
 	type entry struct {
 		path string
 		info fs.FileInfo
 	}
 	var files []entry
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -234,69 +230,44 @@ func contentDigest(ctx context.Context, dir string, sums *fileSums, skip ...stri
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("content digest of %s: %w", dir, err)
+		return "", "", fmt.Errorf("content digest of %s: %w", dir, err)
 	}
 	slices.SortFunc(files, func(a, b entry) int { return strings.Compare(a.path, b.path) })
-	h := sha256.New()
+	h, old := sha256.New(), sha256.New()
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
-			return "", err
+			return "", "", err
 		}
 		rel, _ := filepath.Rel(dir, f.path)
 		rel = filepath.ToSlash(rel)
-		if strings.HasSuffix(rel, layout.VideoExt) {
-			fmt.Fprintf(h, "%s\x00size %d\n", rel, f.info.Size())
-			continue
-		}
 		sum, err := sums.sha256(f.path, f.info)
 		if err != nil {
-			return "", fmt.Errorf("content digest of %s: %w", dir, err)
+			return "", "", fmt.Errorf("content digest of %s: %w", dir, err)
 		}
 		fmt.Fprintf(h, "%s\x00%s\n", rel, sum)
+		if strings.HasSuffix(rel, layout.VideoExt) {
+			fmt.Fprintf(old, "%s\x00size %d\n", rel, f.info.Size())
+		} else {
+			fmt.Fprintf(old, "%s\x00%s\n", rel, sum)
+		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil)), hex.EncodeToString(old.Sum(nil)), nil
 }
 
-// Seal is ceres/seal.json (layout.SealPath): what a merged dataset's files
-// held when its merge committed them.
-type Seal struct {
-	// ContentDigest is contentDigest of the dataset without the seal and
-	// the output marker (written after it, at the commit). Like the
-	// fingerprint it names an mp4 by path and size only: a video rewritten
-	// to the same size keeps the seal, as it keeps a quick verify, which
-	// decodes no video either.
-	ContentDigest string `json:"contentDigest"`
+// writeSeal seals the dataset being built (shard.Seal), once every other
+// file of it is written.
+func writeSeal(ctx context.Context, b *shard.Builder, sums *fileSums) error {
+	return b.WriteSeal(ctx, sums.sha256)
 }
 
-// sealSkips are the files a seal does not cover: itself, and what the
-// commit adds and removes.
-var sealSkips = []string{layout.SealPath, layout.OutputMarkerPath, output.StagingMarker}
-
-// writeSeal seals the dataset being built in dir, once every other file
-// of it is written.
-func writeSeal(ctx context.Context, b *shard.Builder, dir string, sums *fileSums) error {
-	digest, err := contentDigest(ctx, dir, sums, sealSkips...)
-	if err != nil {
-		return err
-	}
-	return b.WriteCeresJSON(layout.SealPath, Seal{ContentDigest: digest})
-}
-
-// sealHolds says whether merged dataset dir's files are still what its
-// merge committed: its seal parses and its files hash to it. A dataset
-// without a seal (made before seals were written), with another or a
-// broken one, does not hold; nor does one whose files cannot be read.
-func sealHolds(ctx context.Context, dir string, sums *fileSums) bool {
-	b, err := input.ReadFile(filepath.Join(dir, filepath.FromSlash(layout.SealPath)))
-	if err != nil {
-		return false
-	}
-	var seal Seal
-	if err := json.Unmarshal(b, &seal); err != nil || seal.ContentDigest == "" {
-		return false
-	}
-	digest, err := contentDigest(ctx, dir, sums, sealSkips...)
-	return err == nil && digest == seal.ContentDigest
+// sealHolds says whether dataset dir's files are still, byte for byte,
+// what its writer committed (shard.CheckSeal). A dataset without a seal
+// (made before seals were written), with an older or a broken one, does
+// not hold; nor does one whose files cannot be read. why says what
+// differs.
+func sealHolds(ctx context.Context, dir string, sums *fileSums) (ok bool, why error) {
+	err := shard.CheckSeal(ctx, dir, sums.sha256)
+	return err == nil, err
 }
 
 // storeSourceFiles copies what identifies source s (report index idx) into

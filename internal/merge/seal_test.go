@@ -16,16 +16,17 @@ import (
 )
 
 // An append trusts the dataset it appends to only while that dataset's
-// files are what its merge sealed: a changed, unsealed or badly sealed one
-// is verified, and refused when unsound.
+// files are, byte for byte, what its merge sealed: a changed, unsealed,
+// badly sealed or legacy-sealed one is verified in full, and refused when
+// unsound.
 func TestMergeIntoTrustsOnlyAHoldingSeal(t *testing.T) {
 	src := shards(t, "h264-a", "h264-crash", "h264-spec2")
 	base := filepath.Join(t.TempDir(), "base")
 	if _, err := Merge(context.Background(), Options{Sources: src[:2], Output: base}); err != nil {
 		t.Fatal(err)
 	}
-	if !sealHolds(context.Background(), base, nil) {
-		t.Fatal("a merged dataset's seal does not hold for it")
+	if ok, why := sealHolds(context.Background(), base, nil); !ok {
+		t.Fatalf("a merged dataset's seal does not hold for it: %v", why)
 	}
 	seal := filepath.FromSlash(layout.SealPath)
 	for _, tc := range []struct {
@@ -37,8 +38,19 @@ func TestMergeIntoTrustsOnlyAHoldingSeal(t *testing.T) {
 	}{
 		{name: "sealed", trusted: true},
 		{name: "unsealed", change: func(t *testing.T, dir string) { mustRemove(t, filepath.Join(dir, seal)) }},
-		{name: "seal not JSON", change: func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, seal), []byte("{")) }},
-		{name: "seal of other files", change: func(t *testing.T, dir string) {
+		// A damaged seal is a damaged file: the full verify refuses it.
+		{name: "seal not JSON", change: func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, seal), []byte("{")) },
+			want: ErrUnsound, text: "seal.invalid"},
+		{name: "a video byte changed", change: func(t *testing.T, dir string) {
+			p := filepath.Join(dir, filepath.FromSlash(layout.VideoPath("observation.images.front", 0, 0)))
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/2] ^= 1
+			mustWrite(t, p, b)
+		}, want: ErrUnsound, text: "seal.mismatch"},
+		{name: "legacy seal", change: func(t *testing.T, dir string) {
 			mustWrite(t, filepath.Join(dir, seal), []byte(`{"contentDigest": "`+strings.Repeat("0", 64)+`"}`))
 		}},
 		{name: "a stray file added", change: func(t *testing.T, dir string) { mustWrite(t, filepath.Join(dir, "meta", "notes.txt"), []byte("x")) }},
@@ -73,12 +85,12 @@ func TestMergeIntoTrustsOnlyAHoldingSeal(t *testing.T) {
 				t.Fatal(err)
 			}
 			trusted := strings.Contains(logs.String(), "as its merge sealed it")
-			verified := strings.Contains(logs.String(), "verifying it")
+			verified := strings.Contains(logs.String(), "verifying in full")
 			if trusted != tc.trusted || verified == tc.trusted {
 				t.Fatalf("trusted %v, verified %v, want trusted %v:\n%s", trusted, verified, tc.trusted, logs.String())
 			}
-			if !sealHolds(context.Background(), dir, nil) {
-				t.Fatal("the appended dataset's seal does not hold for it")
+			if ok, why := sealHolds(context.Background(), dir, nil); !ok {
+				t.Fatalf("the appended dataset's seal does not hold for it: %v", why)
 			}
 		})
 	}

@@ -34,6 +34,9 @@ type source struct {
 	// descriptors are its task descriptors.
 	descriptors []descriptor.Descriptor
 
+	// fingerprint is contentDigest of a shard or foreign dataset, once
+	// verified; legacyFingerprint its legacy form.
+	fingerprint, legacyFingerprint string
 	// reportSHA is the SHA-256 of the export report (shards).
 	reportSHA string
 	sessionID string

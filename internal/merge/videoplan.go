@@ -63,6 +63,8 @@ type sourceFile struct {
 	chunk, file int
 	rel         string
 	frames      int
+	// starts are the frames its episodes start at, in order.
+	starts []int
 }
 
 // sourceVideoFiles lists a source's files of feature key in (chunk, file)
@@ -91,13 +93,15 @@ func sourceVideoFiles(s *source, key string) ([]sourceFile, error) {
 	for _, k := range keys {
 		rel := layout.VideoPath(key, k[0], k[1])
 		next := 0
+		var starts []int
 		for _, sp := range spans[k] {
 			if sp.first != next {
 				return nil, fmt.Errorf("%s: %s: an episode starts at frame %d, want %d (episodes must tile the file in order)", s.dir, rel, sp.first, next)
 			}
+			starts = append(starts, next)
 			next += sp.n
 		}
-		out = append(out, sourceFile{chunk: k[0], file: k[1], rel: rel, frames: next})
+		out = append(out, sourceFile{chunk: k[0], file: k[1], rel: rel, frames: next, starts: starts})
 	}
 	return out, nil
 }
@@ -158,6 +162,9 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 				}
 				sig, err := video.ReadStreamSignature(path)
 				if err != nil {
+					return nil, fmt.Errorf("%w: %s: not a video stream the merge can copy: %w", ErrUnsound, path, err)
+				}
+				if err := streamMatchesInfo(s, f.Name, path, sig); err != nil {
 					return nil, err
 				}
 				for _, part := range parts {
@@ -179,6 +186,47 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 	return plans, nil
 }
 
+// streamMatchesInfo checks a source file's stream against what its
+// feature's info declares (codec, size): a dataset mixing codecs or sizes
+// in one feature is what a merge must never write. A source whose seal
+// does not hold was also verified in full, which checks every field of
+// info against every file; this check holds for every source, its header
+// being read anyway.
+func streamMatchesInfo(s *source, key, path string, sig video.StreamSignature) error {
+	for _, f := range s.features {
+		if f.Name != key {
+			continue
+		}
+		declared := func(k string) any { v, _ := f.Info.Get(k); return v }
+		num := func(k string) float64 {
+			switch v := declared(k).(type) {
+			case float64:
+				return v
+			case int64:
+				return float64(v)
+			case int:
+				return float64(v)
+			}
+			return -1
+		}
+		for _, c := range []struct {
+			field string
+			bad   bool
+			has   any
+		}{
+			{"video.codec", declared("video.codec") != sig.Codec, sig.Codec},
+			{"video.width", num("video.width") != float64(sig.Width), sig.Width},
+			{"video.height", num("video.height") != float64(sig.Height), sig.Height},
+		} {
+			if c.bad {
+				return fmt.Errorf("%w: %s: features[%q].info[%q] is %v, but %s has %v", ErrUnsound,
+					s.path(layout.InfoPath), key, c.field, declared(c.field), path, c.has)
+			}
+		}
+	}
+	return nil
+}
+
 // sourceParts are the parts of source si's file sf of feature key, in
 // order: the whole file for a shard; for a merged source the parts its
 // report lists for the file, relabelled with their place among this
@@ -191,11 +239,21 @@ func (m *merger) sourceParts(si int, key string, sf sourceFile) ([]plannedPart, 
 		listed := s.merged.Videos[key].Parts[sf.rel]
 		var parts []plannedPart
 		from := 0
-		for _, pr := range listed {
+		// A part is whole episodes: a merge splits files between them only.
+		bounds := map[int]bool{sf.frames: true}
+		for _, f := range sf.starts {
+			bounds[f] = true
+		}
+		for i, pr := range listed {
+			where := fmt.Sprintf("%s: videos.%s.parts[%s][%d]", s.path(layout.MergeReportPath), key, sf.rel, i)
 			idx, rel, ok := strings.Cut(pr.Part, ":")
 			n, err := strconv.Atoi(idx)
-			if !ok || err != nil || pr.Frames <= 0 || pr.Bytes <= 0 {
-				return nil, fmt.Errorf("%s: videos.%s.parts[%s]: part %q: want \"<source index>:<path>\" with frames and bytes", s.path(layout.MergeReportPath), key, sf.rel, pr.Part)
+			if !ok || err != nil || n < 0 || pr.Frames <= 0 || pr.Bytes <= 0 {
+				return nil, fmt.Errorf("%w: %s: part %q, %d frames, %d bytes: want \"<source index>:<path>\" with frames and bytes", ErrUsage, where, pr.Part, pr.Frames, pr.Bytes)
+			}
+			if !bounds[from] || !bounds[from+pr.Frames] {
+				return nil, fmt.Errorf("%w: %s: part %q holds frames [%d, %d) of %s by the report's frame counts, but that file's episodes (%s) start at frames %v and end at %d: the report's parts disagree with its episodes",
+					ErrUsage, where, pr.Part, from, from+pr.Frames, sf.rel, layout.EpisodesDir, sf.starts, sf.frames)
 			}
 			parts = append(parts, plannedPart{label: fmt.Sprintf("%d:%s", m.reportIndex[si]+n, rel), path: path, from: from, frames: pr.Frames, bytes: pr.Bytes})
 			from += pr.Frames
@@ -227,7 +285,7 @@ func (p *videoPlan) segment(si int, e *sourceEpisode, fps int) (shard.VideoSegme
 			Stats:         vp.Stats,
 		}, nil
 	}
-	return shard.VideoSegment{}, fmt.Errorf("merge: episode %d of source %d: video %s file (%d, %d) frames [%d, %d) not planned", e.Index, si, p.key, vp.ChunkIndex, vp.FileIndex, ff, ff+int(e.Length))
+	return shard.VideoSegment{}, fmt.Errorf("merge: episode %d of source %d: its frames [%d, %d) of %s lie in no part the merge planned for that file", e.Index, si, ff, ff+int(e.Length), layout.VideoPath(p.key, vp.ChunkIndex, vp.FileIndex))
 }
 
 // execute writes the planned files under dir.

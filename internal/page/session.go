@@ -290,9 +290,10 @@ func cards(j *journal.Journal, p *plan.Plan, rep *export.Report, cams map[string
 	return out
 }
 
-// shardBytes sums the sizes of the shard's files, leaving out this page
-// and the output marker (both written after the rest, so the page that
-// export stages and the one rendered from the committed shard agree).
+// shardBytes sums the sizes of the shard's files, leaving out this page,
+// the seal and the output marker (all written after the rest, so the page
+// that export stages and the one rendered from the committed shard
+// agree).
 func shardBytes(dir string) (int64, error) {
 	var n int64
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -303,7 +304,7 @@ func shardBytes(dir string) (int64, error) {
 			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)
-		if r := filepath.ToSlash(rel); r == layout.SessionPagePath || r == layout.OutputMarkerPath || strings.HasPrefix(d.Name(), ".") {
+		if r := filepath.ToSlash(rel); r == layout.SessionPagePath || r == layout.OutputMarkerPath || r == layout.SealPath || strings.HasPrefix(d.Name(), ".") {
 			return nil
 		}
 		info, err := d.Info()

@@ -73,7 +73,10 @@ type EpisodeMeta struct {
 	// Stats, by feature name, are statistics the episode brings instead of
 	// those its rows give (a foreign merge source's own, as its writer
 	// computed them); LeRobot's default columns are always computed, as
-	// their values depend on where the episode lands.
+	// their values depend on where the episode lands. Their count, min,
+	// max, mean and std must be those the rows give (quantiles, which
+	// writers estimate differently, must lie within min and max), or
+	// WriteEpisode fails with ErrStatsContradictRows.
 	Stats map[string]Stats
 }
 
@@ -222,6 +225,9 @@ func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeRows) error {
 	rec.stats = b.episodeStats(rows, index, task, loc.FromIndex, videos)
 	for i, f := range b.statsFts {
 		if s, ok := ep.Stats[f.Name]; ok && !isDefaultName(f.Name) {
+			if err := s.agreesWith(rec.stats[i], len(rec.stats[i].Mean)); err != nil {
+				return fmt.Errorf("shard: episode %d feature %q: %w: %w", index, f.Name, ErrStatsContradictRows, err)
+			}
 			rec.stats[i] = s.clone()
 		}
 	}

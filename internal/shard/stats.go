@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -39,6 +40,45 @@ const (
 	// project runs computes (0.4.4 and 0.6.1 take the weighted mean).
 	QuantileEnvelope
 )
+
+// ErrStatsContradictRows marks statistics handed to WriteEpisode
+// (EpisodeMeta.Stats) that the episode's rows contradict.
+var ErrStatsContradictRows = errors.New("statistics its rows contradict")
+
+// agreesWith checks statistics s, handed in for a feature of width n,
+// against rows, those the episode's rows give: the same count, and min,
+// max, mean and std equal up to the rounding of sums taken in another
+// order and precision (a writer that sums float32 values in float32); every quantile within [min, max].
+func (s *Stats) agreesWith(rows Stats, n int) error {
+	if err := s.validate(n); err != nil {
+		return err
+	}
+	if s.Count != rows.Count {
+		return fmt.Errorf("count is %d, the rows give %d", s.Count, rows.Count)
+	}
+	close := func(a, b float64) bool {
+		return math.Abs(a-b) <= 1e-5*max(1, math.Abs(a), math.Abs(b))
+	}
+	for _, c := range []struct {
+		name       string
+		said, rows []float64
+	}{{"min", s.Min, rows.Min}, {"max", s.Max, rows.Max}, {"mean", s.Mean, rows.Mean}, {"std", s.Std, rows.Std}} {
+		for i := range c.said {
+			if i < len(c.rows) && !close(c.said[i], c.rows[i]) {
+				return fmt.Errorf("%s[%d] is %v, the rows give %v", c.name, i, c.said[i], c.rows[i])
+			}
+		}
+	}
+	for qi, q := range s.Quantiles {
+		for i, v := range q {
+			// float32 slack: writers keep min and max as float32 values.
+			if v < float64(float32(s.Min[i]))-1e-6*max(1, math.Abs(s.Min[i])) || v > float64(float32(s.Max[i]))+1e-6*max(1, math.Abs(s.Max[i])) {
+				return fmt.Errorf("%s[%d] is %v, outside [min %v, max %v]", QuantileNames[qi], i, v, s.Min[i], s.Max[i])
+			}
+		}
+	}
+	return nil
+}
 
 // validate checks that s is usable for a feature of width n.
 func (s *Stats) validate(n int) error {

@@ -13,9 +13,16 @@ import (
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
-// checkProvenance checks the stored task specifications and the ceres/*
-// columns of every episode.
+// checkProvenance checks the output marker's bytes and (in full mode)
+// every file against the seal, then the stored task specifications and the
+// ceres/* columns of every episode.
 func (c *checker) checkProvenance() error {
+	// The output marker is checked in quick mode too: it is small, and
+	// the seal, which a merge checks instead, does not cover it.
+	c.checkOutputMarker()
+	if !c.opts.Quick {
+		c.checkSeal()
+	}
 	c.checkCeresFiles()
 	c.specs = map[string][]byte{}
 	parsed := map[string]*taskspec.Spec{}

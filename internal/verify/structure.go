@@ -97,6 +97,9 @@ func (si *shardInfo) dataFeatures() []*feature {
 
 // checkStructure lists the files, checks the layout and reads info.json.
 func (c *checker) checkStructure() error {
+	// Entries that are there but not regular files: named for what they
+	// are (layout.not-regular), never also called missing.
+	irregular := map[string]bool{}
 	err := filepath.WalkDir(c.dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -112,6 +115,7 @@ func (c *checker) checkStructure() error {
 			// Never opened: a FIFO would block the reader for ever, and a
 			// link may point out of the dataset.
 			c.errorf("layout.not-regular", filepath.ToSlash(rel), loc{}, "%v (a dataset holds regular files only)", err)
+			irregular[filepath.ToSlash(rel)] = true
 			return nil
 		}
 		c.files = append(c.files, filepath.ToSlash(rel))
@@ -127,7 +131,7 @@ func (c *checker) checkStructure() error {
 		present[f] = true
 	}
 	for _, p := range []string{statsPath, tasksPath} {
-		if !present[p] {
+		if !present[p] && !irregular[p] {
 			c.errorf("layout.missing-file", p, loc{}, "missing: LeRobot's loader and merge need %s", p)
 		}
 	}

@@ -27,8 +27,10 @@
 //	video       (full mode) every mp4: constant rate at fps, frame k at k/fps,
 //	            frame counts, no audio, even size, info block, every frame
 //	            decodes
-//	provenance  the stored task specifications (named by hash, canonical,
-//	            valid) and the ceres/* episode columns
+//	provenance  (full mode) every file against ceres/seal.json (its size
+//	            and SHA-256 as its writer committed it) and the output
+//	            marker's bytes; the stored task specifications (named by
+//	            hash, canonical, valid) and the ceres/* episode columns
 //	journal     (with Options.Journal) the episodes, windows, held sensor
 //	            values and, for synthetic sessions, the video frames against
 //	            the session
