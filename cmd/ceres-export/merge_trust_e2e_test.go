@@ -653,30 +653,57 @@ func TestE2EMergeRefusesHugeTask(t *testing.T) {
 	if st, err := os.Stat(tasks); err != nil || st.Size() > 1<<20 {
 		t.Fatalf("%s: %v, %d bytes; want a small file holding a huge string", tasks, err, st.Size())
 	}
-	// Under GNU time: the rusage of a child this process starts counts
-	// this process's own resident set, the huge string included (peakRSS).
+	code, stderr, peak := runPeakRSS(t, "merge", foreign, "-o", filepath.Join(t.TempDir(), "out"))
+	t.Logf("merge of a %d MiB task: exit %d, peak RSS %d MiB", size>>20, code, peak>>20)
+	if code != exitUsage || !strings.Contains(stderr, layout.TasksPath) || !strings.Contains(stderr, "at most") {
+		t.Fatalf("exit %d, want %d naming %s and the bound:\n%s", code, exitUsage, layout.TasksPath, stderr)
+	}
+	if peak > 4*size {
+		t.Errorf("peak RSS %d MiB for a %d MiB string: memory follows what the source holds", peak>>20, size>>20)
+	}
+}
+
+// runPeakRSS runs the binary with args under GNU time and returns its exit
+// status, its standard error and its peak resident set. Under GNU time:
+// the rusage of a child this process starts counts this process's own
+// resident set (peakRSS).
+func runPeakRSS(t *testing.T, args ...string) (code int, stderr string, peak int64) {
+	t.Helper()
 	gnuTime := testenv.Tool(t, "time", "", "GNU time: apt-get install time")
-	work := t.TempDir()
-	out, rss := filepath.Join(work, "out"), filepath.Join(work, "rss")
-	cmd := exec.Command(gnuTime, "-f", "%M", "-o", rss, ceresBinary, "merge", foreign, "-o", out)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err = cmd.Run()
+	rss := filepath.Join(t.TempDir(), "rss")
+	cmd := exec.Command(gnuTime, append([]string{"-f", "%M", "-o", rss, ceresBinary}, args...)...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	_ = cmd.Run()
 	b, rerr := os.ReadFile(rss)
 	fields := strings.Fields(string(b)) // "Command exited with non-zero status 2" first
 	kib, perr := int64(0), error(nil)
 	if len(fields) > 0 {
 		kib, perr = strconv.ParseInt(fields[len(fields)-1], 10, 64)
 	}
-	if rerr != nil || perr != nil || len(fields) == 0 {
+	if rerr != nil || perr != nil || len(fields) == 0 || cmd.ProcessState == nil {
 		t.Fatalf("GNU time's report %q: %v %v", b, rerr, perr)
 	}
-	peak := kib << 10
-	t.Logf("merge of a %d MiB task: exit %d, peak RSS %d MiB", size>>20, cmd.ProcessState.ExitCode(), peak>>20)
-	if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.Contains(stderr.String(), layout.TasksPath) || !strings.Contains(stderr.String(), "at most") {
-		t.Fatalf("exit %d (%v), want %d naming %s and the bound:\n%s", code, err, exitUsage, layout.TasksPath, stderr.String())
+	return cmd.ProcessState.ExitCode(), errb.String(), kib << 10
+}
+
+// A source's metadata file is read whole, so it is bounded
+// (input.MaxReadFile): a foreign dataset whose meta/info.json is 300 MiB
+// (a valid document, then a sparse run of zeros) is refused, exit 2 naming
+// the file and the bound, before its bytes are read.
+func TestE2EMergeRefusesHugeMetadataFile(t *testing.T) {
+	f := newTrustFixture(t)
+	foreign := foreignCopy(t, f.b)
+	info := filepath.Join(foreign, filepath.FromSlash(layout.InfoPath))
+	if err := os.Truncate(info, 300<<20); err != nil {
+		t.Fatal(err)
 	}
-	if peak > 4*size {
-		t.Errorf("peak RSS %d MiB for a %d MiB string: memory follows what the source holds", peak>>20, size>>20)
+	code, stderr, peak := runPeakRSS(t, "merge", foreign, "-o", filepath.Join(t.TempDir(), "out"))
+	t.Logf("merge of a source with a 300 MiB info.json: exit %d, peak RSS %d MiB", code, peak>>20)
+	if code != exitUsage || !strings.Contains(stderr, layout.InfoPath) || !strings.Contains(stderr, "at most") {
+		t.Fatalf("exit %d, want %d naming %s and the bound:\n%s", code, exitUsage, layout.InfoPath, stderr)
+	}
+	if peak > 200<<20 {
+		t.Errorf("peak RSS %d MiB: the file was read", peak>>20)
 	}
 }

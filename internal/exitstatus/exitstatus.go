@@ -86,7 +86,7 @@ func (c Class) is(err error) bool {
 var (
 	UsageError = Class{Usage, "usage error", nil}
 	Unreadable = Class{Usage, "an input cannot be read", []error{
-		fs.ErrNotExist, fs.ErrPermission, input.ErrNotRegular, verify.ErrUnreadable, shard.ErrNotDataset,
+		fs.ErrNotExist, fs.ErrPermission, input.ErrNotRegular, input.ErrTooLarge, verify.ErrUnreadable, shard.ErrNotDataset,
 		syscall.ELOOP, syscall.ENOTDIR, syscall.EISDIR, syscall.ENAMETOOLONG,
 	}}
 	DestinationExists  = Class{Usage, "the destination exists (use --replace)", []error{output.ErrDestinationExists}}

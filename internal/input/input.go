@@ -19,6 +19,18 @@ import (
 // not a regular file.
 var ErrNotRegular = errors.New("not a regular file")
 
+// MaxReadFile bounds a file ReadFile reads whole. Whole files are the
+// small ones: a task specification, a manifest, a profile, a dataset's
+// JSON metadata (a merge report of thousands of shards is a few MB). A
+// source that holds more is refused before its bytes are read, so that
+// the memory a command takes follows what it is asked to do, not what a
+// damaged or hostile file holds.
+const MaxReadFile = 256 << 20
+
+// ErrTooLarge is the error (inside an *fs.PathError) for a file larger
+// than MaxReadFile.
+var ErrTooLarge = errors.New("too large to read whole")
+
 // kindError says what the file is instead, and matches ErrNotRegular.
 type kindError struct{ what string }
 
@@ -60,7 +72,8 @@ func openRegular(path string) (int, int64, error) {
 	return fd, st.Size, nil
 }
 
-// ReadFile reads the whole regular file path.
+// ReadFile reads the whole regular file path, of at most MaxReadFile
+// bytes (a larger one is an error matching ErrTooLarge, nothing read).
 //
 // It reads the descriptor directly, not through an *os.File: a merge
 // reads thousands of small files, and the os.File's setup and second stat
@@ -71,6 +84,9 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
+	if size > MaxReadFile {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, size, MaxReadFile)}
+	}
 	// Sized by the file (one byte more to see the end in the same read):
 	// io.ReadAll's doubling made a merge's most common garbage after
 	// Parquet's.
@@ -83,6 +99,9 @@ func ReadFile(path string) ([]byte, error) {
 		}
 		if len(b) < cap(b) {
 			return b, nil
+		}
+		if len(b) > MaxReadFile { // it grew while read
+			return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, MaxReadFile)}
 		}
 		b = append(b, 0)[:len(b)]
 	}

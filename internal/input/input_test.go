@@ -137,3 +137,32 @@ func TestReadFileAndSHA256(t *testing.T) {
 		}
 	}
 }
+
+// A file larger than MaxReadFile is refused before a byte of it is read:
+// a sparse file of MaxReadFile+1 bytes takes no disk, and reading it whole
+// would take 256 MiB.
+func TestReadFileRefusesTooLarge(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		size int64
+		ok   bool
+	}{{MaxReadFile, true}, {MaxReadFile + 1, false}} {
+		p := filepath.Join(dir, fmt.Sprintf("f%d", tc.size))
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, tc.size); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadFile(p)
+		if tc.ok {
+			if err != nil || int64(len(got)) != tc.size {
+				t.Errorf("%d bytes: %d read, %v", tc.size, len(got), err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "at most") {
+			t.Errorf("%d bytes: %d read, error %v; want ErrTooLarge naming %s and the bound", tc.size, len(got), err, p)
+		}
+	}
+}
