@@ -41,7 +41,7 @@ var flagKinds = map[string]string{
 	"export --video-size": argValue, "export --license": argValue,
 	"merge --into": argDir, "merge --output": argOutput, "merge --privacy": argValue, "merge --quantiles": argValue, "merge --license": argValue,
 	"report --output": argOutput, "report --shard": argDir,
-	"synth --camera-codec": argValue, "synth --fault": argValue, "synth --motion": argValue, "synth --output": argOutput, "synth --speed": argValue, "synth --spec": argFile,
+	"synth --camera-codec": argValue, "synth --camera-scene": argValue, "synth --fault": argValue, "synth --motion": argValue, "synth --output": argOutput, "synth --speed": argValue, "synth --spec": argFile,
 	"verify --journal": argDir, "verify --privacy": argValue, "verify --salt": argValue, "verify --task-spec": argFile,
 }
 

@@ -26,6 +26,7 @@ var openers = map[string][]string{
 // gives: each says why it cannot be a pipe. Keyed by file and function.
 var notInputs = map[string]string{
 	"internal/fsync/fsync.go syncPath":                      "fsyncs a directory or a file the tool wrote itself",
+	"internal/campaign/record.go withTokenLock":             "the fencing token's lock file, made by the tool under OUT/.attempts with O_NOFOLLOW",
 	"internal/video/join.go open":                           "reads back the output file it is writing",
 	"internal/synth/session/journal.go corruptFirstSegment": "damages a segment synth has just written",
 	"internal/synth/session/journal.go tearLastRecord":      "tears the last record of a segment synth has just written",
