@@ -4,8 +4,9 @@ recorded, whatever range the camera file was recorded in.
 Each argument is SHARD=SOURCE: a shard exported from a session whose one
 camera shows a still scene (synth --camera-scene still), and that camera's
 file. The reference is the source file's first frame turned into RGB by the
-ffmpeg command line (its scale filter reads the frame's range and matrix,
-and is not our code); every frame sampled from the shard through
+ffmpeg command line (not our code), with the range and matrix the source's
+stream states, as ffprobe reads them (for VP8 that is the WebM's Colour
+element: FFmpeg's VP8 decoder labels every frame limited range); every frame sampled from the shard through
 LeRobotDataset, with each video backend that decodes here, must match it:
 
   per channel, the mean within MEAN_BOUND levels and the spread (standard
@@ -25,9 +26,9 @@ import sys
 from pathlib import Path
 
 # Measured (2026-12-06, 160x120 still scene, AV1 and H.264 out): true
-# exports within 1.9 levels in mean, 0.961-1.005 in spread, 2.2-4.9 levels
+# exports within 1.93 levels in mean, 0.957-1.005 in spread, 2.2-5.3 levels
 # mean absolute error; full-range sources exported as limited before the
-# conversion existed: 1.06-1.17 in spread, means up to 5 levels off. The
+# conversion existed: 1.05-1.17 in spread, means up to 5 levels off. The
 # pyav backend reads the BT.709 matrix an export keeps as BT.601 (it ignores
 # the tag), hence its larger, still small, error; torchcodec honours it.
 MEAN_BOUND = 2.5  # levels of 255
@@ -35,11 +36,28 @@ SPREAD_BOUND = 0.06  # |std ratio - 1|
 MAE_BOUND = 6.0  # levels of 255
 
 
+def stated_colour(source: Path) -> str:
+    """stated_colour is the scale filter's input settings for what the
+    source's stream says (for VP8, the container: FFmpeg's VP8 decoder
+    labels every frame limited range BT.601 whatever the WebM says)."""
+    out = subprocess.run(
+        ["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=color_range,color_space",
+         "-of", "default=noprint_wrappers=1", str(source)], check=True, capture_output=True, text=True).stdout
+    said = dict(line.split("=", 1) for line in out.split())
+    opts = []
+    if said.get("color_range") in ("pc", "tv"):
+        opts.append("in_range=" + ("full" if said["color_range"] == "pc" else "limited"))
+    if said.get("color_space") in ("bt709", "bt470bg", "smpte170m"):
+        opts.append("in_color_matrix=" + ("bt709" if said["color_space"] == "bt709" else "bt601"))
+    return "scale=" + ":".join(opts) if opts else "null"
+
+
 def reference_rgb(source: Path, width: int, height: int):
     import numpy as np
 
     raw = subprocess.run(
-        ["ffmpeg", "-v", "error", "-i", str(source), "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+        ["ffmpeg", "-v", "error", "-i", str(source), "-frames:v", "1", "-vf", stated_colour(source),
+         "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
         check=True, capture_output=True).stdout
     if len(raw) != width * height * 3:
         raise SystemExit(f"{source}: ffmpeg gave {len(raw)} bytes, want {width}x{height} rgb24")

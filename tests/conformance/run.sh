@@ -182,11 +182,11 @@ fi
 # 8: colour: a still scene recorded full range (as Chromium records VP9 and
 #    AV1, and H.264 as yuvj420p) and limited range, exported with each
 #    encoder; colour_check.py has LeRobot decode each (both backends) and
-#    compares the RGB with the ffmpeg command line's reading of the source.
-#    VP8 is left out: FFmpeg's VP8 decoder labels every frame limited range,
-#    so the command line's reading of a full-range VP8 file is itself wrong.
+#    compares the RGB with the ffmpeg command line's reading of the source
+#    (with the range and matrix the source's stream states: for VP8 the
+#    WebM's, since FFmpeg's VP8 decoder labels every frame limited range).
 colour=()
-for c in "vp9-full vp9 --camera-full-range" "av1-full av1 --camera-full-range" "h264-full h264 --camera-full-range" "vp9-limited vp9"; do
+for c in "vp8-full vp8 --camera-full-range" "vp9-full vp9 --camera-full-range" "av1-full av1 --camera-full-range" "h264-full h264 --camera-full-range" "vp9-limited vp9"; do
 	read -r cname ccodec cflags <<<"$c"
 	synth "colour-$cname" --seed 21 --cameras 1 --camera-codec "$ccodec" $cflags --camera-scene still "${small[@]}" || continue
 	for vcodec in av1 h264; do
@@ -195,8 +195,8 @@ for c in "vp9-full vp9 --camera-full-range" "av1-full av1 --camera-full-range" "
 	done
 done
 echo "== conformance: LeRobot decodes ${#colour[@]} shards to the colours recorded"
-if [ ${#colour[@]} -ne 8 ]; then
-	fail "colour: ${#colour[@]} of 8 shards exported"
+if [ ${#colour[@]} -ne 10 ]; then
+	fail "colour: ${#colour[@]} of 10 shards exported"
 elif ! "$py" "$here/colour_check.py" "${colour[@]}" 2>&1 | tee "$work/colour.log" | grep -E '^(ok|FAIL|colour conformance)'; then
 	fail "colour (see $work/colour.log)"
 elif ! grep -q '^colour conformance: PASS$' "$work/colour.log"; then
