@@ -232,7 +232,7 @@ func compareFrames(t *testing.T, merged *dataset, sources []*dataset, firsts []i
 	}
 	compared := 0
 	for si, src := range sources {
-		for _, f := range src.src.videoFeatures() {
+		for _, f := range src.src.ds.Info.VideoFeatures() {
 			for k, se := range src.src.episodes {
 				me := merged.src.episodes[firsts[si]+k]
 				mh := get(merged, f.Name, me.Videos[f.Name])
