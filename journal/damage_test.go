@@ -5,8 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/ceres-robotics/ceres-export/internal/testenv"
 )
 
 // frameIndex returns the index of the frame that holds byte off, given frame
@@ -20,6 +23,11 @@ func frameIndex(offs []int64, off int64) int {
 	return -1
 }
 
+// damageStride is how far apart the offsets the damage tests try in -short
+// mode lie (testenv.Sampled): prime, so that the sample falls on every
+// position within the frames' headers and payloads across the segment.
+const damageStride = 7
+
 // TestTruncation cuts a writer-built session at every byte offset and checks
 // that Open never panics, reads exactly the frames before the cut and
 // reports the torn tail at the start of the cut frame.
@@ -29,9 +37,13 @@ func TestTruncation(t *testing.T) {
 	full := readSegment(t, src, 1)
 	offs := frameOffsets(t, full)
 	sessionEnd := offs[1]
+	keep := append(slices.Clone(offs), SegmentHeaderSize)
 	dir := writeSegments(t, nil)
 	path := filepath.Join(dir, "journal", "000001.cjl")
 	for cut := int64(0); cut <= int64(len(full)); cut++ {
+		if !testenv.Sampled(cut, damageStride, keep) {
+			continue
+		}
 		if err := os.WriteFile(path, full[:cut], 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -115,11 +127,15 @@ func TestBitFlips(t *testing.T) {
 		name := SegmentName(uint32(si + 1))
 		last := si == len(segs)-1
 		offs := frameOffsets(t, seg)
+		keep := append(slices.Clone(offs), SegmentHeaderSize)
 		f, err := os.OpenFile(filepath.Join(dir, "journal", name), os.O_RDWR, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for off := range int64(len(seg)) {
+			if !testenv.Sampled(off, damageStride, keep) {
+				continue
+			}
 			for bit := range 8 {
 				b := []byte{seg[off] ^ 1<<bit}
 				if _, err := f.WriteAt(b, off); err != nil {

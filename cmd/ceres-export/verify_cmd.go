@@ -13,6 +13,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 var verifyExitStatus = exitstatus.Help("the shard is sound (warnings and notes do not count)",
@@ -105,7 +106,7 @@ type verifyDocument struct {
 
 // runVerify verifies one shard and prints the findings.
 func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
-	vo := verify.Options{Journal: opts.Journal, Quick: opts.Quick, AllFrames: opts.AllFrames, Salt: opts.Salt}
+	vo := verify.Options{Journal: opts.Journal, Quick: opts.Quick, AllFrames: opts.AllFrames, Salt: opts.Salt, Video: video.Files{}}
 	mode, err := privacy.ParseMode(opts.Privacy)
 	if err != nil {
 		return withCode(exitstatus.UsageError, err)

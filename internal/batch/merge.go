@@ -12,6 +12,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/merge"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // CheckMergeDestination applies the destination rules to a campaign's
@@ -66,6 +67,7 @@ func Merge(ctx context.Context, tasks []campaign.Task, out, dataset, version str
 		dir := filepath.Join(dataset, s)
 		res, err := merge.Merge(ctx, merge.Options{
 			Sources: sources, Output: dir, Replace: true, Quantiles: shard.QuantileWeightedMean, Version: version,
+			Video: video.Files{},
 		})
 		if err != nil {
 			return done, fmt.Errorf("merge setting %s into %s: %w", s, dir, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // TestVerifyCatchesWrongPlan exports a session with a deliberately wrong
@@ -43,7 +44,7 @@ func TestVerifyCatchesWrongPlan(t *testing.T) {
 			if _, err := Export(ctx, session, dest, opts); err != nil {
 				t.Fatal(err)
 			}
-			res, err := verify.Shard(ctx, dest, verify.Options{Journal: session})
+			res, err := verify.Shard(ctx, dest, verify.Options{Journal: session, Video: video.Files{}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package merge
 
 import (
@@ -114,7 +116,7 @@ func BenchmarkMerge(b *testing.B) {
 			out := filepath.Join(dir, "merged")
 			os.RemoveAll(out)
 			t = time.Now()
-			if _, err := Merge(context.Background(), Options{Sources: shards, Output: out}); err != nil {
+			if _, err := mergeVideo(context.Background(), Options{Sources: shards, Output: out}); err != nil {
 				b.Fatal(err)
 			}
 			merge.Add(time.Since(t))

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package merge
 
 import (
@@ -113,11 +115,11 @@ func TestMergeForeignSource(t *testing.T) {
 	foreign := foreignCopy(t, src[1])
 	dir := t.TempDir()
 	withForeign, withOurs := filepath.Join(dir, "with-foreign"), filepath.Join(dir, "with-ours")
-	res, err := Merge(context.Background(), Options{Sources: []string{src[0], foreign}, Output: withForeign, Version: "test"})
+	res, err := mergeVideo(context.Background(), Options{Sources: []string{src[0], foreign}, Output: withForeign, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Merge(context.Background(), Options{Sources: src, Output: withOurs, Version: "test"}); err != nil {
+	if _, err := mergeVideo(context.Background(), Options{Sources: src, Output: withOurs, Version: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	mustVerify(t, withForeign)
@@ -164,7 +166,7 @@ func TestMergeForeignSource(t *testing.T) {
 	}
 	// A merge of the merged dataset keeps its foreign part foreign.
 	again := filepath.Join(dir, "again")
-	if _, err := Merge(context.Background(), Options{Sources: []string{withForeign}, Output: again, Version: "test"}); err != nil {
+	if _, err := mergeVideo(context.Background(), Options{Sources: []string{withForeign}, Output: again, Version: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	mustVerify(t, again)
@@ -177,7 +179,7 @@ func TestMergeForeignSource(t *testing.T) {
 	}
 	// A dataset that may leave the lab takes no foreign source: it could
 	// hold anything.
-	if _, err := Merge(context.Background(), Options{Sources: []string{src[0], foreign}, Output: filepath.Join(dir, "private"), Privacy: privacy.MetadataOnly}); !errors.Is(err, ErrMismatch) {
+	if _, err := mergeVideo(context.Background(), Options{Sources: []string{src[0], foreign}, Output: filepath.Join(dir, "private"), Privacy: privacy.MetadataOnly}); !errors.Is(err, ErrMismatch) {
 		t.Errorf("metadata-only merge with a foreign source: %v, want a mismatch", err)
 	}
 }

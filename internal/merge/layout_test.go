@@ -1,3 +1,5 @@
+//go:build cgo
+
 package merge
 
 import (
@@ -97,7 +99,7 @@ func TestLayoutIsTheOneHome(t *testing.T) {
 
 	// merge carries the column's values and keeps the file per source.
 	out := filepath.Join(root, "merged")
-	if _, err := Merge(ctx, Options{Sources: shards, Output: out}); err != nil {
+	if _, err := mergeVideo(ctx, Options{Sources: shards, Output: out}); err != nil {
 		t.Fatal(err)
 	}
 	if codes := verifyCodes(t, out); len(codes) != 0 {

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package merge
 
 import (
@@ -117,14 +119,14 @@ func TestMergeLicense(t *testing.T) {
 	}
 
 	agreed := filepath.Join(dir, "agreed")
-	if _, err := Merge(ctx, Options{Sources: []string{mitA, mitB}, Output: agreed}); err != nil {
+	if _, err := mergeVideo(ctx, Options{Sources: []string{mitA, mitB}, Output: agreed}); err != nil {
 		t.Fatal(err)
 	}
 	mustVerify(t, agreed)
 	checkLicensed(agreed, "mit", "mit", "mit")
 
 	chosen := filepath.Join(dir, "chosen")
-	if _, err := Merge(ctx, Options{Sources: []string{mitA, ccBy, none}, Output: chosen, License: "cc-by-sa-4.0"}); err != nil {
+	if _, err := mergeVideo(ctx, Options{Sources: []string{mitA, ccBy, none}, Output: chosen, License: "cc-by-sa-4.0"}); err != nil {
 		t.Fatal(err)
 	}
 	checkLicensed(chosen, "cc-by-sa-4.0", "mit", "cc-by-4.0", "")
@@ -132,7 +134,7 @@ func TestMergeLicense(t *testing.T) {
 	// No licence anywhere: the report says none and the card is LeRobot's
 	// without one, as before licences.
 	unlicensed := filepath.Join(dir, "unlicensed")
-	if _, err := Merge(ctx, Options{Sources: []string{none, fixtureShard(t, "h264-b")}, Output: unlicensed}); err != nil {
+	if _, err := mergeVideo(ctx, Options{Sources: []string{none, fixtureShard(t, "h264-b")}, Output: unlicensed}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(unlicensed, filepath.FromSlash(layout.MergeReportPath))); strings.Contains(string(b), `"license"`) {
@@ -144,10 +146,10 @@ func TestMergeLicense(t *testing.T) {
 
 	// Appending: the dataset's licence is one of the sources.
 	into := filepath.Join(dir, "into")
-	if _, err := Merge(ctx, Options{Sources: []string{mitA}, Output: into}); err != nil {
+	if _, err := mergeVideo(ctx, Options{Sources: []string{mitA}, Output: into}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Merge(ctx, Options{Sources: []string{mitB}, Into: into}); err != nil {
+	if _, err := mergeVideo(ctx, Options{Sources: []string{mitB}, Into: into}); err != nil {
 		t.Fatal(err)
 	}
 	checkLicensed(into, "mit", "mit", "mit")
@@ -158,7 +160,7 @@ func TestMergeLicense(t *testing.T) {
 		t.Fatal(err)
 	}
 	withForeign := filepath.Join(dir, "with-foreign")
-	if _, err := Merge(ctx, Options{Sources: []string{mitA, foreign}, Output: withForeign}); err != nil {
+	if _, err := mergeVideo(ctx, Options{Sources: []string{mitA, foreign}, Output: withForeign}); err != nil {
 		t.Fatal(err)
 	}
 	checkLicensed(withForeign, "mit", "mit", "mit")
@@ -178,7 +180,7 @@ func TestMergeLicense(t *testing.T) {
 		if c.opts.Into == "" {
 			c.opts.Output = out
 		}
-		_, err := Merge(ctx, c.opts)
+		_, err := mergeVideo(ctx, c.opts)
 		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.message) {
 			t.Errorf("%s: %v, want %v saying %q", c.name, err, c.want, c.message)
 		}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
@@ -86,6 +87,24 @@ type Options struct {
 	Version string
 	// Logger receives progress lines; nil discards them.
 	Logger *slog.Logger
+	// Video reads and joins the sources' video files (video.Files, which
+	// the CLI passes); Merge fails without it.
+	Video Video
+}
+
+// Video is what a merge needs of a video library, no more: read a stream's
+// signature from a file's header, join ranges of files into one by stream
+// copy, and verify's decoding (a source whose seal does not hold is
+// verified in full). internal/video implements it with FFmpeg
+// (video.Files); the rules of what goes where stay here, built and tested
+// without cgo.
+type Video interface {
+	verify.FrameDecoder
+	// StreamSignature reads the header of path's video stream.
+	StreamSignature(path string) (media.StreamSignature, error)
+	// Join writes dst, a constant-rate mp4 of frames frames at fps, by
+	// stream copy of ranges in order; on an error nothing is left at dst.
+	Join(ctx context.Context, dst string, fps, frames int, ranges []media.JoinRange) error
 }
 
 // Result summarises a merge.
@@ -108,6 +127,9 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Video == nil {
+		return nil, errors.New("merge: no Options.Video to read and join the video files with")
 	}
 	if opts.Output == "" {
 		opts.Output = opts.Into
@@ -172,7 +194,7 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 			return
 		}
 		into := opts.Into != "" && i == 0
-		verifyErrs[i] = verifySource(ctx, sources[i], into, files, sums, log)
+		verifyErrs[i] = verifySource(ctx, sources[i], into, files, sums, opts.Video, log)
 		if verifyErrs[i] == nil && !sources[i].isMerged() {
 			// What tells the source from any other (checkDuplicates),
 			// from the files the seal check has just hashed.
@@ -407,7 +429,7 @@ func twoAtATime(n int, fn func(i int)) {
 // sealed: a foreign dataset) gets the full verify, which decodes every
 // video frame against its feature's info and recomputes the statistics
 // from the rows.
-func verifySource(ctx context.Context, s *source, into bool, files *pqcolumns.Files, sums *fileSums, log *slog.Logger) error {
+func verifySource(ctx context.Context, s *source, into bool, files *pqcolumns.Files, sums *fileSums, vid Video, log *slog.Logger) error {
 	holds, why := sealHolds(ctx, s.dir, sums)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -417,15 +439,15 @@ func verifySource(ctx context.Context, s *source, into bool, files *pqcolumns.Fi
 		log.Debug("merge: the dataset appended to is as its merge sealed it", "dataset", s.dir)
 		return nil
 	case holds:
-		return verifySound(ctx, s.dir, true, files)
+		return verifySound(ctx, s.dir, true, files, vid)
 	}
 	log.Info("verifying in full: its seal does not hold", "dataset", s.dir, "why", why)
-	return verifySound(ctx, s.dir, false, files)
+	return verifySound(ctx, s.dir, false, files, vid)
 }
 
 // verifySound runs verify's quick or full check on a source.
-func verifySound(ctx context.Context, dir string, quick bool, files *pqcolumns.Files) error {
-	res, err := verify.Shard(ctx, dir, verify.Options{Quick: quick, Parquet: files})
+func verifySound(ctx context.Context, dir string, quick bool, files *pqcolumns.Files, vid Video) error {
+	res, err := verify.Shard(ctx, dir, verify.Options{Quick: quick, Parquet: files, Video: vid})
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
@@ -504,7 +526,7 @@ func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := p.execute(vctx, st.Dir(), m.sources[0].fps); err != nil {
+			if err := p.execute(vctx, m.opts.Video, st.Dir(), m.sources[0].fps); err != nil {
 				videoErrs[i] = err
 				cancel()
 			}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package merge
 
 import (
@@ -117,7 +119,7 @@ func shards(t testing.TB, names ...string) []string {
 // mustVerify runs the full verify (every frame decoded, stats recomputed).
 func mustVerify(t *testing.T, dir string) {
 	t.Helper()
-	res, err := verify.Shard(context.Background(), dir, verify.Options{})
+	res, err := verify.Shard(context.Background(), dir, verify.Options{Video: video.Files{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +232,7 @@ func compareFrames(t *testing.T, merged *dataset, sources []*dataset, firsts []i
 	}
 	compared := 0
 	for si, src := range sources {
-		for _, f := range src.src.videoFeatures() {
+		for _, f := range src.src.ds.Info.VideoFeatures() {
 			for k, se := range src.src.episodes {
 				me := merged.src.episodes[firsts[si]+k]
 				mh := get(merged, f.Name, me.Videos[f.Name])
@@ -277,7 +279,7 @@ func checkMerge(t *testing.T, out string, srcDirs []string) *dataset {
 func TestMergeH264RetriesCrashSpecs(t *testing.T) {
 	src := shards(t, "h264-a", "h264-crash", "h264-spec2")
 	out := filepath.Join(t.TempDir(), "merged")
-	res, err := Merge(context.Background(), Options{Sources: src, Output: out, Version: "test"})
+	res, err := mergeVideo(context.Background(), Options{Sources: src, Output: out, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +315,7 @@ func TestMergeAV1TwoCamerasRotation(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "merged")
 			opts := tc.opts
 			opts.Sources, opts.Output = src, out
-			res, err := Merge(context.Background(), opts)
+			res, err := mergeVideo(context.Background(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -329,7 +331,7 @@ func TestMergeInto(t *testing.T) {
 	src := shards(t, "h264-a", "h264-crash", "h264-spec2")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "merged")
-	if _, err := Merge(context.Background(), Options{Sources: src[:2], Output: out}); err != nil {
+	if _, err := mergeVideo(context.Background(), Options{Sources: src[:2], Output: out}); err != nil {
 		t.Fatal(err)
 	}
 	// A hard link keeps the dataset appended to reachable after the swap.
@@ -340,7 +342,7 @@ func TestMergeInto(t *testing.T) {
 	if err := os.Link(filepath.Join(out, "data", "chunk-000", "file-000.parquet"), filepath.Join(before, "data", "chunk-000", "file-000.parquet")); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Merge(context.Background(), Options{Sources: src[2:], Into: out})
+	res, err := mergeVideo(context.Background(), Options{Sources: src[2:], Into: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +364,7 @@ func TestMergeInto(t *testing.T) {
 	}
 	// The statistics are those of one merge of all three.
 	flat := filepath.Join(dir, "flat")
-	if _, err := Merge(context.Background(), Options{Sources: src, Output: flat}); err != nil {
+	if _, err := mergeVideo(context.Background(), Options{Sources: src, Output: flat}); err != nil {
 		t.Fatal(err)
 	}
 	for _, rel := range []string{"meta/stats.json", "meta/tasks.parquet"} {
@@ -373,7 +375,7 @@ func TestMergeInto(t *testing.T) {
 		}
 	}
 	// The same shard again is refused, also when it is already inside.
-	if _, err := Merge(context.Background(), Options{Sources: src[:1], Into: out}); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "same shard") {
+	if _, err := mergeVideo(context.Background(), Options{Sources: src[:1], Into: out}); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "same shard") {
 		t.Fatalf("appending a shard already merged: %v, want a usage error naming the same shard", err)
 	}
 }
@@ -407,7 +409,7 @@ func TestMergeRefusals(t *testing.T) {
 		{"other cameras", Options{Sources: []string{a, fixtureShard(t, "av1-a")}, Output: filepath.Join(dir, "o6")}, ErrMismatch, "not in the first source"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Merge(context.Background(), tc.opts)
+			_, err := mergeVideo(context.Background(), tc.opts)
 			if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.text) {
 				t.Fatalf("error %v, want %v containing %q", err, tc.want, tc.text)
 			}
@@ -443,7 +445,7 @@ func TestMergeRefusesUnsoundSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	_, err = Merge(context.Background(), Options{Sources: []string{a, bad}, Output: out})
+	_, err = mergeVideo(context.Background(), Options{Sources: []string{a, bad}, Output: out})
 	if !errors.Is(err, ErrUnsound) || !strings.Contains(err.Error(), "info.total-frames") {
 		t.Fatalf("error %v, want ErrUnsound naming info.total-frames", err)
 	}
@@ -480,7 +482,7 @@ func TestMergeCampaignProvenance(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "merged")
-	res, err := Merge(context.Background(), Options{Sources: []string{a, b}, Output: out})
+	res, err := mergeVideo(context.Background(), Options{Sources: []string{a, b}, Output: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,7 +562,7 @@ func TestMergeOfMergesEqualsFlat(t *testing.T) {
 				t.Helper()
 				o := size.opts
 				o.Sources, o.Output = sources, filepath.Join(dir, out)
-				if _, err := Merge(ctx, o); err != nil {
+				if _, err := mergeVideo(ctx, o); err != nil {
 					t.Fatalf("merge %s: %v", out, err)
 				}
 				return o.Output
@@ -645,4 +647,10 @@ func sameInode(t *testing.T, a, b string) bool {
 		t.Fatal(err)
 	}
 	return os.SameFile(sa, sb)
+}
+
+// mergeVideo is Merge with the FFmpeg video the CLI wires in.
+func mergeVideo(ctx context.Context, opts Options) (*Result, error) {
+	opts.Video = video.Files{}
+	return Merge(ctx, opts)
 }

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package merge
 
 import (
@@ -22,7 +24,7 @@ import (
 func TestMergeIntoTrustsOnlyAHoldingSeal(t *testing.T) {
 	src := shards(t, "h264-a", "h264-crash", "h264-spec2")
 	base := filepath.Join(t.TempDir(), "base")
-	if _, err := Merge(context.Background(), Options{Sources: src[:2], Output: base}); err != nil {
+	if _, err := mergeVideo(context.Background(), Options{Sources: src[:2], Output: base}); err != nil {
 		t.Fatal(err)
 	}
 	if ok, why := sealHolds(context.Background(), base, nil); !ok {
@@ -74,7 +76,7 @@ func TestMergeIntoTrustsOnlyAHoldingSeal(t *testing.T) {
 			}
 			var logs bytes.Buffer
 			log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			_, err := Merge(context.Background(), Options{Sources: src[2:], Into: dir, Logger: log})
+			_, err := mergeVideo(context.Background(), Options{Sources: src[2:], Into: dir, Logger: log})
 			if tc.want != nil {
 				if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.text) {
 					t.Fatalf("error %v, want %v naming %s", err, tc.want, tc.text)
@@ -104,7 +106,7 @@ func TestMergeReadsLegacySourceLayout(t *testing.T) {
 	src := shards(t, "h264-a", "h264-crash", "h264-spec2")
 	dir := t.TempDir()
 	flat := filepath.Join(dir, "flat")
-	if _, err := Merge(context.Background(), Options{Sources: src[:2], Output: flat}); err != nil {
+	if _, err := mergeVideo(context.Background(), Options{Sources: src[:2], Output: flat}); err != nil {
 		t.Fatal(err)
 	}
 	legacy := filepath.Join(dir, "legacy")
@@ -151,11 +153,11 @@ func TestMergeReadsLegacySourceLayout(t *testing.T) {
 			if err := copyTree(base, out); err != nil {
 				return err
 			}
-			_, err := Merge(context.Background(), Options{Sources: src[2:], Into: out})
+			_, err := mergeVideo(context.Background(), Options{Sources: src[2:], Into: out})
 			return err
 		}},
 		{"as a source", func(base, out string) error {
-			_, err := Merge(context.Background(), Options{Sources: []string{base, src[2]}, Output: out})
+			_, err := mergeVideo(context.Background(), Options{Sources: []string{base, src[2]}, Output: out})
 			return err
 		}},
 	} {

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package merge
 
 import (
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // A source is opened and quick-verified through one set of Parquet files:
@@ -42,7 +45,7 @@ func TestSourceOpenAndVerifyShareParquetFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			opened := files.Opened()
-			if err := verifySource(context.Background(), s, false, files, newFileSums(), slog.New(slog.DiscardHandler)); err != nil {
+			if err := verifySource(context.Background(), s, false, files, newFileSums(), video.Files{}, slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
 			}
 			if opened == 0 || files.Opened() != parquets {
@@ -100,7 +103,7 @@ func TestHeldRowsChangeNothing(t *testing.T) {
 		t.Helper()
 		var log strings.Builder
 		out := filepath.Join(dir, name)
-		_, err := Merge(context.Background(), Options{Sources: src, Output: out, HeldRowsBytes: budget,
+		_, err := mergeVideo(context.Background(), Options{Sources: src, Output: out, HeldRowsBytes: budget,
 			Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		if err != nil {
 			t.Fatalf("merge %s: %v", name, err)

@@ -177,8 +177,6 @@ func (s *source) episode(e shard.Episode) (sourceEpisode, error) {
 	return se, nil
 }
 
-func (s *source) videoFeatures() []shard.Feature { return s.ds.Info.VideoFeatures() }
-
 // readSpecs reads every stored specification; every episode's must be
 // among them.
 func (s *source) readSpecs() error {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
-	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // videoPlan says, for one video feature, which source files go into which
@@ -128,7 +128,7 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 		p := &videoPlan{key: f.Name, place: map[placeKey][]placement{}}
 		var cur *plannedFile
 		var curSize int64
-		var curSig video.StreamSignature
+		var curSig media.StreamSignature
 		chunk, file, started := 0, 0, false
 		step := func() {
 			if started {
@@ -160,7 +160,7 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 				if err != nil {
 					return nil, err
 				}
-				sig, err := video.ReadStreamSignature(path)
+				sig, err := m.opts.Video.StreamSignature(path)
 				if err != nil {
 					return nil, fmt.Errorf("%w: %s: not a video stream the merge can copy: %w", ErrUnsound, path, err)
 				}
@@ -192,7 +192,7 @@ func (m *merger) planVideos(features []shard.Feature) ([]*videoPlan, error) {
 // does not hold was also verified in full, which checks every field of
 // info against every file; this check holds for every source, its header
 // being read anyway.
-func streamMatchesInfo(s *source, key, path string, sig video.StreamSignature) error {
+func streamMatchesInfo(s *source, key, path string, sig media.StreamSignature) error {
 	for _, f := range s.features {
 		if f.Name != key {
 			continue
@@ -289,7 +289,7 @@ func (p *videoPlan) segment(si int, e *sourceEpisode, fps int) (shard.VideoSegme
 }
 
 // execute writes the planned files under dir.
-func (p *videoPlan) execute(ctx context.Context, dir string, fps int) error {
+func (p *videoPlan) execute(ctx context.Context, vid Video, dir string, fps int) error {
 	for _, f := range p.files {
 		dst := filepath.Join(dir, filepath.FromSlash(f.rel))
 		if f.keep != "" {
@@ -298,25 +298,11 @@ func (p *videoPlan) execute(ctx context.Context, dir string, fps int) error {
 			}
 			continue
 		}
-		j, err := video.NewJoiner(dst, fps, f.frames)
-		if err != nil {
-			return err
+		var ranges []media.JoinRange
+		for _, r := range copyRanges(f.parts) {
+			ranges = append(ranges, media.JoinRange{Path: r.path, From: r.from, Frames: r.frames})
 		}
-		ranges := copyRanges(f.parts)
-		for k, r := range ranges {
-			if k+1 < len(ranges) {
-				j.Prepare(ranges[k+1].path)
-			}
-			got, err := j.AppendRange(ctx, r.path, r.from, r.frames)
-			if err == nil && got.Frames != r.frames {
-				err = fmt.Errorf("merge: %s holds %d frames from frame %d, its episodes %d", r.path, got.Frames, r.from, r.frames)
-			}
-			if err != nil {
-				j.Abort()
-				return err
-			}
-		}
-		if err := j.Close(); err != nil {
+		if err := vid.Join(ctx, dst, fps, f.frames, ranges); err != nil {
 			return err
 		}
 	}

@@ -63,3 +63,20 @@ func Short(tb testing.TB, needs string) {
 		tb.Skipf("-short: needs %s", needs)
 	}
 }
+
+// Sampled reports whether an exhaustive test over byte offsets tries off:
+// every offset in make test; in -short mode (make check) every n-th, and
+// those at and just before each of keep (the boundaries where the expected
+// outcome changes), so the fast lane still meets every kind of place the
+// full run covers.
+func Sampled(off int64, n int, keep []int64) bool {
+	if !testing.Short() || off%int64(n) == 0 {
+		return true
+	}
+	for _, k := range keep {
+		if off == k || off == k-1 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verify
 
 import (
@@ -173,7 +175,7 @@ func TestBrowserRecordingsExportTrueLevelsAndFrames(t *testing.T) {
 				if worst > maxPatchError {
 					t.Errorf("%s: a frame's patches are %.1f levels (mean absolute RGB) from what the page drew, want ≤ %.0f", enc, worst, maxPatchError)
 				}
-				res, err := Shard(context.Background(), shard, Options{Journal: session, AllFrames: true})
+				res, err := shardVideo(context.Background(), shard, Options{Journal: session, AllFrames: true})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verify
 
 import (
@@ -10,6 +12,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // fixture is one synthetic session and its exported shard, built once per
@@ -95,4 +98,10 @@ func copyShard(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// shardVideo is Shard with the FFmpeg decoder the CLI wires in.
+func shardVideo(ctx context.Context, dir string, opts Options) (*Result, error) {
+	opts.Video = video.Files{}
+	return Shard(ctx, dir, opts)
 }

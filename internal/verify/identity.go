@@ -5,7 +5,7 @@ import (
 	"math/big"
 	"sort"
 
-	"github.com/ceres-robotics/ceres-export/internal/video"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 )
 
 // Frame identity by content: an exported frame must look like the source
@@ -23,7 +23,7 @@ const (
 	// candidate must be than the expected frame to call a miss.
 	identityMargin = 0.5
 	// minFidelityPSNR is the least luma PSNR an exported frame may have
-	// against the source frame it shows, at video.PrintSize: a picture
+	// against the source frame it shows, at media.PrintSize: a picture
 	// that is not the camera's at all. Measured (docs/video.md): 28.8 dB
 	// at the lowest for a 64×48 code-band camera at crf 30 with x264;
 	// frames of a natural 128×96 scene shown at the neighbour's time are
@@ -31,7 +31,7 @@ const (
 	// are Levels', not this bound's.
 	minFidelityPSNR = 24.0
 	// maxGainError and maxLevelOffset bound a file's levels against its
-	// source's, pooled over its compared frames (video.LevelSums):
+	// source's, pooled over its compared frames (media.LevelSums):
 	// full-range levels passed as limited range are a gain of 1.164. One
 	// frame's gain alone moved from 0.94 to 1.06 with its coding (64×48,
 	// x264 crf 30); pooled, measured within 0.02.
@@ -52,14 +52,14 @@ type identitySample struct {
 	k       int64 // frame of the episode
 	frame   int64 // frame of the file
 	rel     string
-	print   video.Planes
+	print   media.Planes
 	e       int // expected source frame (its decode order), -1 until known
 }
 
 // sourcePrint is one source frame's time and print.
 type sourcePrint struct {
 	t     *big.Rat
-	print video.Planes
+	print media.Planes
 }
 
 // identityMatcher resolves samples against source frames as they are
@@ -72,17 +72,17 @@ type identityMatcher struct {
 	ring    []sourcePrint     // the last frames, ring[i] is frame base+i
 	base    int
 	n       int // frames seen
-	levels  map[string]*video.LevelSums
+	levels  map[string]*media.LevelSums
 	files   []string // levels' keys in first-compared order
 }
 
 func newIdentityMatcher(c *checker, samples []*identitySample) *identityMatcher {
 	sort.SliceStable(samples, func(i, j int) bool { return samples[i].t.Cmp(samples[j].t) < 0 })
-	return &identityMatcher{c: c, samples: samples, levels: map[string]*video.LevelSums{}}
+	return &identityMatcher{c: c, samples: samples, levels: map[string]*media.LevelSums{}}
 }
 
 // add takes source frame m.n at time t.
-func (m *identityMatcher) add(t *big.Rat, p video.Planes) {
+func (m *identityMatcher) add(t *big.Rat, p media.Planes) {
 	j := m.n
 	m.n++
 	m.ring = append(m.ring, sourcePrint{t: t, print: p})
@@ -144,15 +144,15 @@ func (m *identityMatcher) judge(s *identitySample) {
 		return // cannot happen: the expected frame is always held
 	}
 	exp := m.at(s.e)
-	pe := video.LumaPSNR(s.print, exp.print)
+	pe := media.LumaPSNR(s.print, exp.print)
 	best, pb := s.e, pe
 	for i := lo; i <= hi; i++ {
-		if p := video.LumaPSNR(s.print, m.at(i).print); p > pb {
+		if p := media.LumaPSNR(s.print, m.at(i).print); p > pb {
 			best, pb = i, p
 		}
 	}
 	loc := epFrame(s.episode, s.frame)
-	if best != s.e && pb-pe > identityMargin && video.LumaPSNR(exp.print, m.at(best).print) < pb {
+	if best != s.e && pb-pe > identityMargin && media.LumaPSNR(exp.print, m.at(best).print) < pb {
 		c.errorf("journal.video-content", s.rel, loc,
 			"frame %d of the episode looks like source frame %d (t=%s ns, luma PSNR %.1f dB), not the frame nearest to T=%s ns, source frame %d (t=%s ns, %.1f dB)",
 			s.k, best, m.at(best).t.FloatString(0), pb, s.t.FloatString(0), s.e, exp.t.FloatString(0), pe)
@@ -166,7 +166,7 @@ func (m *identityMatcher) judge(s *identitySample) {
 	}
 	ls := m.levels[s.rel]
 	if ls == nil {
-		ls = &video.LevelSums{}
+		ls = &media.LevelSums{}
 		m.levels[s.rel] = ls
 		m.files = append(m.files, s.rel)
 	}

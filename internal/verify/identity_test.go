@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verify
 
 import (
@@ -57,7 +59,7 @@ func TestVerifyFrameIdentityByContent(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res, err := Shard(ctx, shard, Options{Journal: against, AllFrames: tc.allFrame})
+			res, err := shardVideo(ctx, shard, Options{Journal: against, AllFrames: tc.allFrame})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +133,7 @@ func TestVerifyCatchesStretchedLevels(t *testing.T) {
 	if err := os.Rename(out, filepath.Join(shard, videoFile0)); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Shard(ctx, shard, Options{Journal: session})
+	res, err := shardVideo(ctx, shard, Options{Journal: session})
 	if err != nil {
 		t.Fatal(err)
 	}

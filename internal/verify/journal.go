@@ -10,8 +10,8 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
-	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
@@ -422,25 +422,24 @@ func (c *checker) compareVideo(j *journal.Journal, episodes []expectedEpisode) e
 			}
 		}
 		match := newIdentityMatcher(c, samples)
-		var conv video.Converter
 		var frames []sourceFrame
 		for _, m := range j.Media {
 			if m.Stream != stream {
 				continue
 			}
-			err := video.DecodeEach(c.ctx, filepath.Join(j.Dir, filepath.FromSlash(m.Path)), func(f video.DecodedFrame) error {
+			err := c.opts.Video.DecodeEach(c.ctx, filepath.Join(j.Dir, filepath.FromSlash(m.Path)), func(f media.Frame) error {
 				t := new(big.Rat).Mul(f.Seconds(), big.NewRat(1e9, 1))
 				t.Add(t, big.NewRat(m.StartT, 1))
 				if len(frames) > 0 && t.Cmp(frames[len(frames)-1].t) <= 0 {
 					return nil // the exporter drops frames that do not advance time
 				}
 				code := int64(-1)
-				if x, ok := video.ReadCode(f.Frame); ok {
+				if x, ok := f.Pixels.Code(); ok {
 					code = int64(x)
 				}
 				frames = append(frames, sourceFrame{t: t, code: code})
 				if len(samples) > 0 {
-					pr, err := conv.Planes(f, pw, ph)
+					pr, err := f.Pixels.Planes(pw, ph)
 					if err != nil {
 						return err
 					}
@@ -449,14 +448,12 @@ func (c *checker) compareVideo(j *journal.Journal, episodes []expectedEpisode) e
 				return nil
 			})
 			if err != nil && c.ctx.Err() != nil {
-				conv.Close()
 				return c.ctx.Err()
 			}
 			if err != nil {
 				c.notef("journal.media", "session:"+m.Path, loc{}, "decoding stopped: %v (frames before it are used)", err)
 			}
 		}
-		conv.Close()
 		match.finish()
 		if len(frames) == 0 {
 			c.notef("journal.not-compared", "", loc{}, "video feature %s: no decodable camera file of stream %q in the session", v.Name, stream)

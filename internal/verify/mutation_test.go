@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verify
 
 import (
@@ -44,7 +46,7 @@ func TestGoodShardIsSound(t *testing.T) {
 		{Quick: true},
 		{Journal: f.session},
 	} {
-		res, err := Shard(context.Background(), f.shard, opts)
+		res, err := shardVideo(context.Background(), f.shard, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -465,7 +467,7 @@ func TestMutations(t *testing.T) {
 			if mu.journal {
 				opts.Journal = fx.session
 			}
-			res, err := Shard(context.Background(), shard, opts)
+			res, err := shardVideo(context.Background(), shard, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verify
 
 import (
@@ -77,7 +79,7 @@ func copyDir(t *testing.T, src string) string {
 
 func privacyCodes(t *testing.T, shard, session string, salt string) []string {
 	t.Helper()
-	res, err := Shard(context.Background(), shard, Options{Journal: session, Privacy: privacy.MetadataOnly, Salt: salt, Quick: true})
+	res, err := shardVideo(context.Background(), shard, Options{Journal: session, Privacy: privacy.MetadataOnly, Salt: salt, Quick: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +98,7 @@ func TestPrivacyCleanExport(t *testing.T) {
 		t.Fatalf("clean metadata-only export has findings:\n%s", strings.Join(errs, "\n"))
 	}
 	// The full verify of the same dataset (not only the privacy group).
-	res, err := Shard(context.Background(), f.shard, Options{Journal: f.session, Salt: "pepper"})
+	res, err := shardVideo(context.Background(), f.shard, Options{Journal: f.session, Salt: "pepper"})
 	if err != nil {
 		t.Fatal(err)
 	}

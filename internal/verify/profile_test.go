@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verify
 
 import (
@@ -29,7 +31,7 @@ func profileShard(t *testing.T) (session, shard string) {
 // or not canonical, and declared names info.json does not carry.
 func TestProfileChecks(t *testing.T) {
 	_, good := profileShard(t)
-	res, err := Shard(context.Background(), good, Options{Quick: true})
+	res, err := shardVideo(context.Background(), good, Options{Quick: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func TestProfileChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.mutate(t, shard)
-			res, err := Shard(context.Background(), shard, Options{Quick: true})
+			res, err := shardVideo(context.Background(), shard, Options{Quick: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +150,7 @@ func TestCardInfoComparedAsJSON(t *testing.T) {
 	t.Parallel()
 	shard := copyShard(t)
 	editFile(t, filepath.Join(shard, "README.md"), `"total_frames": `, `"total_frames":   `)
-	res, err := Shard(context.Background(), shard, Options{Quick: true})
+	res, err := shardVideo(context.Background(), shard, Options{Quick: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verify
 
 import (
@@ -36,7 +38,7 @@ func TestQuickLeavesEpisodeStatisticsUndecoded(t *testing.T) {
 			shard := copyShard(t)
 			corruptColumnChunk(t, filepath.Join(shard, filepath.FromSlash(layout.EpisodesPath(0, 0))), tc.column)
 			for _, quick := range []bool{true, false} {
-				res, err := Shard(context.Background(), shard, Options{Quick: quick})
+				res, err := shardVideo(context.Background(), shard, Options{Quick: quick})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -51,7 +53,7 @@ func TestQuickLeavesEpisodeStatisticsUndecoded(t *testing.T) {
 					ds.Parquet = files
 					_, _ = ds.Episodes(context.Background())
 				}
-				shared, err := Shard(context.Background(), shard, Options{Quick: quick, Parquet: files})
+				shared, err := shardVideo(context.Background(), shard, Options{Quick: quick, Parquet: files})
 				files.Close()
 				if err != nil {
 					t.Fatal(err)

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verify
 
 import (
@@ -78,7 +80,7 @@ func TestExportVariants(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, shard)
 			}
-			res, err := Shard(context.Background(), shard, Options{Journal: tc.session})
+			res, err := shardVideo(context.Background(), shard, Options{Journal: tc.session})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +97,7 @@ func TestExportVariants(t *testing.T) {
 					return v
 				})
 			})
-			res, err = Shard(context.Background(), shard, Options{Journal: tc.session})
+			res, err = shardVideo(context.Background(), shard, Options{Journal: tc.session})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,9 @@
 // verify never uses the shard writer's code to read: Parquet is read through
 // arrow-go's pqarrow (a different implementation from the parquet-go writer,
 // honouring the ARROW:schema metadata as pyarrow does), JSON with
-// encoding/json, videos through FFmpeg. The expected values are recomputed
+// encoding/json, videos through FFmpeg behind FrameDecoder (Options.Video,
+// internal/video's reading, which the CLI passes in: the rules here build
+// and are tested without cgo). The expected values are recomputed
 // from the rules in docs/export-semantics.md and docs/lerobot-format.md, not
 // taken from the exporter: attempt fates, episode windows and the frame clock
 // come from the checker's own implementation (attempts.go), and the package
@@ -60,6 +62,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 )
@@ -120,9 +123,25 @@ type Options struct {
 	// parsed and decoded once, and verify checks the very columns the
 	// merge reads. Nil: verify opens every file itself.
 	Parquet *pqcolumns.Files
+	// Video describes and decodes the video files, the shard's and the
+	// session's cameras (video.Files, which the CLI passes). Every check
+	// but Quick's needs it: Shard fails without it then.
+	Video FrameDecoder
 	// MaxPerCode caps how many findings of one code are listed for one file;
 	// further ones are counted in a final finding of that code. 0 means 20.
 	MaxPerCode int
+}
+
+// FrameDecoder is what verify needs of a video library, no more: a file's
+// first video stream described (every packet read) and its frames decoded
+// in presentation order. internal/video implements it with FFmpeg
+// (video.Files); tests may hand in files of their own making.
+type FrameDecoder interface {
+	Probe(path string) (media.ProbeInfo, error)
+	// DecodeEach calls fn for every frame; a file cut short ends at its
+	// last whole frame and DecodeEach then returns the read error, and
+	// fn's and ctx's errors come back as they are.
+	DecodeEach(ctx context.Context, path string, fn func(media.Frame) error) error
 }
 
 // Finding is one problem verify found.
@@ -222,6 +241,9 @@ func (r *Result) Codes() []string {
 func Shard(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if opts.MaxPerCode <= 0 {
 		opts.MaxPerCode = 20
+	}
+	if opts.Video == nil && !opts.Quick {
+		return nil, errors.New("verify: no Options.Video: the video checks (all but --quick) decode frames with it")
 	}
 	st, err := os.Stat(dir)
 	if err != nil {

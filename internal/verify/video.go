@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ceres-robotics/ceres-export/internal/video"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 )
 
 // videoFile is what the video check learnt of one mp4.
@@ -17,8 +17,8 @@ type videoFile struct {
 	Frames int
 	Codes  []int64 // code band value per frame in presentation order, -1 where unreadable
 	// Prints are the frames compared by content (identitySampled), at
-	// video.PrintSize, by frame of the file; with --journal only.
-	Prints map[int64]video.Planes
+	// media.PrintSize, by frame of the file; with --journal only.
+	Prints map[int64]media.Planes
 }
 
 // checkVideo probes and decodes every video file the episodes point to.
@@ -63,7 +63,7 @@ func (c *checker) checkVideo() error {
 // frames its episodes need.
 func (c *checker) checkVideoFile(v *feature, rel string, wantFrames int64) error {
 	path := filepath.Join(c.dir, rel)
-	p, err := video.Probe(path)
+	p, err := c.opts.Video.Probe(path)
 	if err != nil {
 		c.errorf("video.unreadable", rel, loc{}, "cannot open: %v", err)
 		return nil
@@ -91,7 +91,7 @@ func (c *checker) checkVideoFile(v *feature, rel string, wantFrames int64) error
 	}
 	c.checkVideoInfo(v, rel, p)
 
-	vf := &videoFile{Path: rel, Prints: map[int64]video.Planes{}}
+	vf := &videoFile{Path: rel, Prints: map[int64]media.Planes{}}
 	sampled := map[int64]bool{}
 	if c.opts.Journal != "" && c.episodes != nil {
 		for _, er := range c.episodes.Rows {
@@ -107,12 +107,10 @@ func (c *checker) checkVideoFile(v *feature, rel string, wantFrames int64) error
 			}
 		}
 	}
-	pw, ph := video.PrintSize(p.Width, p.Height)
-	var conv video.Converter
-	defer conv.Close()
+	pw, ph := media.PrintSize(p.Width, p.Height)
 	step := big.NewRat(1, int64(fps))
 	reportedPTS := false
-	err = video.DecodeEach(c.ctx, path, func(f video.DecodedFrame) error {
+	err = c.opts.Video.DecodeEach(c.ctx, path, func(f media.Frame) error {
 		want := new(big.Rat).Mul(step, big.NewRat(int64(f.Index), 1))
 		if got := f.Seconds(); got.Cmp(want) != 0 && !reportedPTS {
 			reportedPTS = true
@@ -122,12 +120,12 @@ func (c *checker) checkVideoFile(v *feature, rel string, wantFrames int64) error
 		}
 		code := int64(-1)
 		if c.opts.Journal != "" {
-			if x, ok := video.ReadCode(f.Frame); ok {
+			if x, ok := f.Pixels.Code(); ok {
 				code = int64(x)
 			}
 		}
 		if sampled[int64(f.Index)] {
-			pr, err := conv.Planes(f, pw, ph)
+			pr, err := f.Pixels.Planes(pw, ph)
 			if err != nil {
 				return err
 			}
@@ -151,7 +149,7 @@ func (c *checker) checkVideoFile(v *feature, rel string, wantFrames int64) error
 }
 
 // checkVideoInfo compares the feature's info block and shape with the file.
-func (c *checker) checkVideoInfo(v *feature, rel string, p video.ProbeInfo) {
+func (c *checker) checkVideoInfo(v *feature, rel string, p media.ProbeInfo) {
 	bad := func(key string, got any, want any) {
 		c.errorf("video.info", infoPath, loc{}, "features[%q].info[%q] is %s, but %s has %v", v.Name, key, jsonText(got), rel, want)
 	}

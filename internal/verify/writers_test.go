@@ -1,3 +1,5 @@
+//go:build cgo
+
 package verify
 
 import (
@@ -23,7 +25,7 @@ func TestFindingsNameAForeignWriter(t *testing.T) {
 	mutateParquet(t, filepath.Join(shard, filepath.FromSlash(layout.EpisodesPath(0, 0))), func(m *mtable) {
 		m.mapString(layout.ColTaskLabel, func(i int, v string) string { return v + " (edited)" })
 	}, parquet.WithCreatedBy(pyarrow))
-	res, err := Shard(context.Background(), shard, Options{Quick: true})
+	res, err := shardVideo(context.Background(), shard, Options{Quick: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func TestForeignDatasetIsCheckedAsLeRobot(t *testing.T) {
 			}
 		}
 	}, parquet.WithCreatedBy("parquet-cpp-arrow version 26.0.1"))
-	res, err := Shard(context.Background(), shard, Options{})
+	res, err := shardVideo(context.Background(), shard, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

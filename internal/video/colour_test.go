@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/asticode/go-astiav"
+
+	"github.com/ceres-robotics/ceres-export/internal/media"
 )
 
 // colourSources are the source colours a browser records, as synthetic
@@ -28,7 +30,7 @@ var colourSources = []struct {
 // exportPlanes writes a synthetic camera, exports it with x264 at 30 fps
 // (frame k shows source frame k) and returns each exported frame's
 // planes and colour.
-func exportPlanes(t *testing.T, opts SynthOptions, frames int) ([]Planes, []Colour) {
+func exportPlanes(t *testing.T, opts SynthOptions, frames int) ([]media.Planes, []Colour) {
 	t.Helper()
 	ctx := context.Background()
 	opts.PTS = make([]int64, frames)
@@ -47,7 +49,7 @@ func exportPlanes(t *testing.T, opts SynthOptions, frames int) ([]Planes, []Colo
 	}
 	var conv Converter
 	defer conv.Close()
-	var planes []Planes
+	var planes []media.Planes
 	var colours []Colour
 	err := DecodeEach(ctx, out, func(f DecodedFrame) error {
 		p, err := conv.Planes(f, opts.Width, opts.Height)
@@ -87,7 +89,7 @@ func TestExportLevelsPerSourceColour(t *testing.T) {
 					if i > 0 {
 						pw, ph = w/2, h/2
 					}
-					gain, offset := levelFit(blockMeans(pl[0], pw, ph, 8), blockMeans(pl[1], pw, ph, 8))
+					gain, offset := levelFit(media.BlockMeans(pl[0], pw, ph, 8), media.BlockMeans(pl[1], pw, ph, 8))
 					// Chroma varies less, so its gain is less sure; full
 					// range passed through is 1.14 on chroma.
 					tol := 0.04
@@ -153,4 +155,26 @@ func TestScalerKeepsMatrix(t *testing.T) {
 	if d := meanAbsDiff(a.Pix, b.Pix) * 4 / 3; d < 1 {
 		t.Errorf("the BT.709 conversion is %.2f levels from the BT.601 picture's RGB: swscale converts matrices now; convert to BT.709", d)
 	}
+}
+
+// levelFit returns the least-squares gain of got against want around
+// their means and the mean difference got − want.
+func levelFit(got, want []float64) (gain, offset float64) {
+	var sg, sw float64
+	for i := range got {
+		sg += got[i]
+		sw += want[i]
+	}
+	n := float64(max(1, len(got)))
+	mg, mw := sg/n, sw/n
+	var cov, vw float64
+	for i := range got {
+		dw := want[i] - mw
+		cov += (got[i] - mg) * dw
+		vw += dw * dw
+	}
+	if vw == 0 {
+		return 1, mg - mw
+	}
+	return cov / vw, mg - mw
 }

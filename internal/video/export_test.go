@@ -266,7 +266,7 @@ func checkExport(t *testing.T, cam fixtureCamera, episodes []EpisodeTimes, fps i
 		if p.Frames != len(w.codes) || of.Frames != len(w.codes) {
 			t.Errorf("%s: %d packets, result %d, want %d", of.Path, p.Frames, of.Frames, len(w.codes))
 		}
-		if p.AvgFrameRate != (Rational{fps, 1}) || !p.PTSMonotone || !p.DTSMonotone || p.FirstPTS != 0 {
+		if p.AvgFrameRate != (Rational{Num: fps, Den: 1}) || !p.PTSMonotone || !p.DTSMonotone || p.FirstPTS != 0 {
 			t.Errorf("%s: avg rate %v monotone %v/%v first pts %d", of.Path, p.AvgFrameRate, p.PTSMonotone, p.DTSMonotone, p.FirstPTS)
 		}
 		dur := new(big.Rat).SetFrac64(p.StreamDuration*int64(p.TimeBase.Num), int64(p.TimeBase.Den))

@@ -13,6 +13,7 @@ import (
 	"github.com/asticode/go-astiav"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 )
 
 // ErrIncompatible is returned by Joiner.Append, before anything is written,
@@ -38,7 +39,7 @@ type JoinedPart struct {
 type Joiner struct {
 	path   string
 	fps    int
-	sig    StreamSignature // the first source's
+	sig    media.StreamSignature // the first source's
 	fc     *astiav.FormatContext
 	ioc    *astiav.IOContext
 	stream *astiav.Stream
@@ -137,7 +138,7 @@ func (j *Joiner) dropPrepared() {
 type joinSource struct {
 	fc     *astiav.FormatContext
 	stream *astiav.Stream
-	sig    StreamSignature // from the header, before any probing
+	sig    media.StreamSignature // from the header, before any probing
 }
 
 // openJoinSource opens path's one video stream. Its signature is taken from
@@ -197,21 +198,8 @@ func (s *joinSource) close() {
 	s.fc.Free()
 }
 
-// StreamSignature describes what a joined file's stream must share with
-// every source copied into it, as the mp4 header states it: codec, size,
-// colour properties and the codec configuration (extradata). The pixel
-// format is not in an mp4 header, but its chroma format and bit depth are in
-// the configuration record (avcC's SPS, av1C), so equal extradata means an
-// equal pixel format; the header alone is read (no frame decoded).
-type StreamSignature struct {
-	Codec         string
-	Width, Height int
-	Color         [4]int // space, range, primaries, transfer
-	ExtraData     string // hex
-}
-
-func signatureOf(cp *astiav.CodecParameters) StreamSignature {
-	return StreamSignature{
+func signatureOf(cp *astiav.CodecParameters) media.StreamSignature {
+	return media.StreamSignature{
 		Codec: cp.CodecID().Name(), Width: cp.Width(), Height: cp.Height(),
 		Color:     [4]int{int(cp.ColorSpace()), int(cp.ColorRange()), int(cp.ColorPrimaries()), int(cp.ColorTransferCharacteristic())},
 		ExtraData: hex.EncodeToString(cp.ExtraData()),
@@ -220,32 +208,17 @@ func signatureOf(cp *astiav.CodecParameters) StreamSignature {
 
 // ReadStreamSignature opens path and returns its video stream's signature
 // (it reads the header only).
-func ReadStreamSignature(path string) (StreamSignature, error) {
+func ReadStreamSignature(path string) (media.StreamSignature, error) {
 	s, err := openJoinSource(path, false)
 	if err != nil {
-		return StreamSignature{}, err
+		return media.StreamSignature{}, err
 	}
 	defer s.close()
 	return s.sig, nil
 }
 
-// Differs says how t differs from s ("" when it does not).
-func (s StreamSignature) Differs(t StreamSignature) string {
-	switch {
-	case t.Codec != s.Codec:
-		return fmt.Sprintf("codec %s, joined file has %s", t.Codec, s.Codec)
-	case t.Width != s.Width || t.Height != s.Height:
-		return fmt.Sprintf("size %dx%d, joined file has %dx%d", t.Width, t.Height, s.Width, s.Height)
-	case t.Color != s.Color:
-		return "colour properties differ"
-	case t.ExtraData != s.ExtraData:
-		return "codec configuration (extradata) differs"
-	}
-	return ""
-}
-
 // open creates the output with the first source's codec parameters.
-func (j *Joiner) open(cp *astiav.CodecParameters, sig StreamSignature) (err error) {
+func (j *Joiner) open(cp *astiav.CodecParameters, sig media.StreamSignature) (err error) {
 	defer func() {
 		if err != nil {
 			j.free()

@@ -94,7 +94,7 @@ func TestJoinerCopiesFramesOntoOneGrid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Frames != 53 || p.AvgFrameRate != (Rational{30, 1}) || p.FirstPTS != 0 ||
+		if p.Frames != 53 || p.AvgFrameRate != (Rational{Num: 30, Den: 1}) || p.FirstPTS != 0 ||
 			big.NewRat(p.LastEndPTS*int64(p.TimeBase.Num), int64(p.TimeBase.Den)).Cmp(big.NewRat(53, 30)) != 0 {
 			t.Fatalf("probe %+v: want 53 frames at 30 fps ending at 53/30 s", p)
 		}

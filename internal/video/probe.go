@@ -7,50 +7,18 @@ import (
 	"github.com/asticode/go-astiav"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 )
 
-// Rational is an exact fraction Num/Den.
-type Rational struct {
-	Num, Den int
-}
+// Rational is an exact fraction Num/Den (media's, which the judging
+// packages read without cgo).
+type Rational = media.Rational
 
 func rationalOf(r astiav.Rational) Rational { return Rational{Num: r.Num(), Den: r.Den()} }
 
-// ProbeInfo describes the first video stream of a file, read by Probe.
-type ProbeInfo struct {
-	// Format is the demuxer name, e.g. "mov,mp4,m4a,3gp,3g2,mj2".
-	Format string
-	// Codec is FFmpeg's codec name, e.g. "av1", "h264", "vp8".
-	Codec string
-	// Width, Height in pixels; PixFmt e.g. "yuv420p".
-	Width, Height int
-	PixFmt        string
-	// AvgFrameRate and RealFrameRate (r_frame_rate) from the demuxer.
-	AvgFrameRate, RealFrameRate Rational
-	// TimeBase of the stream.
-	TimeBase Rational
-	// Frames counts the stream's packets (read, not taken from the header).
-	Frames int
-	// StreamDuration in TimeBase units as the container states it (0 if
-	// unknown); ContainerDurationUS in microseconds (0 if unknown).
-	StreamDuration      int64
-	ContainerDurationUS int64
-	// FirstPTS is the smallest packet pts; LastEndPTS the largest pts plus
-	// that packet's duration (both in TimeBase units).
-	FirstPTS, LastEndPTS int64
-	// PTSMonotone is true when packet pts strictly increase in file order
-	// (no reordering); DTSMonotone likewise for dts.
-	PTSMonotone, DTSMonotone bool
-	// HasAudio reports an audio stream; Streams counts all streams.
-	HasAudio bool
-	Streams  int
-	// ReadErr is the demuxer's error if the file ended with one (cut short).
-	ReadErr error
-}
-
 // Probe opens path and reads every packet of it to describe its first video
 // stream.
-func Probe(path string) (p ProbeInfo, err error) {
+func Probe(path string) (p media.ProbeInfo, err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("video: probe: %w", err)
