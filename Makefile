@@ -195,7 +195,9 @@ demo: build
 # and against LeRobot's aggregate_datasets; a campaign against the sum of
 # its sessions' single exports, and a skipped task against its export;
 # at scale, a merge of 256 shards against one of 8 (time per shard, peak
-# memory), an append to the 256-shard dataset against a merge of two, and batch plan and status of 100,000 tasks against 1,000 (time
+# memory), an append to the 256-shard dataset against a merge of two, at 1,000
+# shards the peak memory against the merge of 8 and an append against a merge
+# of two, and batch plan and status of 100,000 tasks against 1,000 (time
 # and memory per task); a followed session's END to commit against a batch
 # export of it. bench checks every reported goal metric and fails when one misses or a
 # goal metric is not reported at all; a goal written ?metric is checked
@@ -206,6 +208,7 @@ BENCH_GOALS := ratio_vs_ffmpeg_cli>=1.0 ratio_cpu_vs_decode_plus_encode<=1.05 \
                ratio_campaign_vs_exports<=1.05 fraction_skip_vs_export<=0.01 \
                ratio_merge_per_shard_256_vs_8<=1.25 ratio_peak_mem_merge_256_vs_8<=1.5 \
                ratio_merge_into_256_vs_merge_2<=2 \
+               ratio_peak_mem_merge_1000_vs_8<=1.5 ratio_merge_into_1000_vs_merge_2<=2 \
                ratio_plan_time_per_task_100k_vs_1k<=1.25 ratio_plan_mem_per_task_100k_vs_1k<=1.25 \
                ratio_status_time_per_task_100k_vs_1k<=1.25 ratio_status_mem_per_task_100k_vs_1k<=1.25 \
                fraction_follow_end_to_commit_vs_batch<=0.05

@@ -21,6 +21,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
@@ -79,20 +80,70 @@ func growthShards(b *testing.B, dir string, n int) []string {
 	return shards
 }
 
+// renamedShards makes n shards under dir from copies of shards, each a
+// shard of its own: its export report names another session (what tells
+// shards apart, checkDuplicates) and its seal is written anew, so that a
+// merge quick-verifies it as it does an exported one. Exporting a
+// thousand sessions would take most of the benchmark's time.
+func renamedShards(b *testing.B, dir string, shards []string, n int) []string {
+	b.Helper()
+	ctx := context.Background()
+	out := make([]string, n)
+	for i := range n {
+		src := shards[i%len(shards)]
+		dst := filepath.Join(dir, fmt.Sprintf("copy-%04d", i))
+		if out, err := exec.Command("cp", "-r", src, dst).CombinedOutput(); err != nil {
+			b.Fatalf("cp: %v %s", err, out)
+		}
+		report := filepath.Join(dst, filepath.FromSlash(layout.ExportReportPath))
+		data, err := os.ReadFile(report)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var r map[string]any
+		if err := json.Unmarshal(data, &r); err != nil {
+			b.Fatalf("%s: %v", report, err)
+		}
+		r["sessionId"] = fmt.Sprintf("%v-copy-%04d", r["sessionId"], i)
+		if data, err = json.MarshalIndent(r, "", "  "); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(report, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		seal, err := shard.SealOf(ctx, dst, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if data, err = json.MarshalIndent(seal, "", "  "); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, filepath.FromSlash(layout.SealPath)), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		out[i] = dst
+	}
+	return out
+}
+
 // BenchmarkMergeGrowth: a merge's cost as the shard count grows to a lab's
 // week. Goals (docs/benchmarks.md, "Merge at scale"), each a ratio in one
 // run: per-shard time of merging 256 shards at most 1.25 × that of 8; the
 // 256-shard merge at most 5 × cp -r + sync of the same bytes; its peak
 // memory at most 1.5 × the 8-shard merge's; appending one shard to the
-// 256-shard dataset (merge --into) at most 2 × merging two shards.
+// 256-shard dataset (merge --into) at most 2 × merging two shards; and
+// at 1,000 shards (a lab's year of short takes; 743 of them copies of the
+// others under other sessions' names, renamedShards), peak memory at most
+// 1.5 × the 8-shard merge's and an append at most 2 × merging two.
 // ratio_floor_256_vs_cp_sync is no goal but the bound under the second
 // one: the least any merge of the 256 shards does (readFloor, a copy of
 // the merged dataset, the process's start) against the same copy.
 func BenchmarkMergeGrowth(b *testing.B) {
-	const small, large = 8, 256
+	const small, large, year = 8, 256, 1000
 	dir := b.TempDir()
 	shards := growthShards(b, dir, large+1)
 	extra, shards := shards[large], shards[:large]
+	yearShards := append(append([]string(nil), shards...), renamedShards(b, dir, shards, year-large)...)
 	var bytes int64
 	for _, s := range shards {
 		bytes += dirBytes(b, s)
@@ -174,6 +225,15 @@ func BenchmarkMergeGrowth(b *testing.B) {
 			}
 			return timedPeak(b, "merge", extra, "--into", out)
 		})
+		_, peak1000 := merge("m1000", yearShards)
+		yearDir := lastMerge
+		into1000, _ := best(2, func() (time.Duration, int64) {
+			out := fresh("into1000")
+			if out, err := exec.Command("sh", "-c", `cp -a "$0" "$1" && sync -f "$1"`, yearDir, out).CombinedOutput(); err != nil {
+				b.Fatalf("cp: %v %s", err, out)
+			}
+			return timedPeak(b, "merge", extra, "--into", out)
+		})
 		// The floor: what any merge of these shards must do at least,
 		// timed on its own (docs/benchmarks.md, "Merge at scale").
 		floorRead := bestOf(3, func() time.Duration { return readFloor(b, shards) })
@@ -211,6 +271,10 @@ func BenchmarkMergeGrowth(b *testing.B) {
 		b.ReportMetric(t256.Seconds()/cp.Seconds(), "ratio_merge_256_vs_cp_sync")
 		b.ReportMetric(float64(peak256)/float64(peak8), "ratio_peak_mem_merge_256_vs_8")
 		b.ReportMetric(into.Seconds()/t2.Seconds(), "ratio_merge_into_256_vs_merge_2")
+		b.ReportMetric(float64(peak1000)/(1<<20), "MiB_peak_merge_1000")
+		b.ReportMetric(into1000.Seconds(), "s_merge_into_1000")
+		b.ReportMetric(float64(peak1000)/float64(peak8), "ratio_peak_mem_merge_1000_vs_8")
+		b.ReportMetric(into1000.Seconds()/t2.Seconds(), "ratio_merge_into_1000_vs_merge_2")
 	}
 }
 

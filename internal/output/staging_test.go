@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -309,5 +310,48 @@ func TestStageFence(t *testing.T) {
 			}
 			_ = st2.Abort()
 		})
+	}
+}
+
+// TestCommitLeavesTheReplacedOutputsFilesUnsynced: an append links every
+// file of the dataset it appends to into the new one (thousands for a lab's
+// year of shards), and fsyncing each again made most of its time. Those
+// inodes are the replaced output's, which the commit that put them there
+// fsynced; the directories that now name them are fsynced all the same.
+func TestCommitLeavesTheReplacedOutputsFilesUnsynced(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "dataset")
+	st, err := Stage(dest, StageOptions{Kind: KindMerged})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, st.Dir(), map[string]string{"data/kept": "old", "meta/rewritten": "old"})
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = Stage(dest, StageOptions{Kind: KindMerged, Replace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := LinkOrCopy(filepath.Join(dest, "data", "kept"), filepath.Join(st.Dir(), "data", "kept")); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, st.Dir(), map[string]string{"meta/rewritten": "new", "data/added": "new"})
+	var synced []string
+	st.syncFile = func(p string) error {
+		rel, _ := filepath.Rel(st.Dir(), p)
+		synced = append(synced, filepath.ToSlash(rel))
+		return SyncFile(p)
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(synced)
+	if want := []string{layout.OutputMarkerPath, "data/added", "meta/rewritten"}; !slices.Equal(synced, want) {
+		t.Errorf("commit fsynced %q, want %q (not data/kept, linked from the dataset it replaces)", synced, want)
+	}
+	if got := treeContent(t, dest); got["data/kept"] != "old" || got["data/added"] != "new" || got["meta/rewritten"] != "new" {
+		t.Errorf("after commit: %v", got)
 	}
 }
