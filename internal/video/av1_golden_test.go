@@ -24,14 +24,7 @@ import (
 func TestAV1BytesStable(t *testing.T) {
 	ctx := context.Background()
 	const frames = 40
-	src := filepath.Join(t.TempDir(), "camera.webm")
-	pts := make([]int64, frames)
-	for i := range pts {
-		pts[i] = int64(i) * 1_000_000_000 / 30
-	}
-	if _, err := WriteSynthetic(ctx, src, SynthOptions{Codec: SynthVP8, Width: 160, Height: 120, PTS: pts, FirstCode: 7}); err != nil {
-		t.Fatal(err)
-	}
+	src := synthVP8At30(t, frames)
 	for _, tc := range []struct {
 		name   string
 		enc    EncoderOptions
@@ -54,6 +47,21 @@ func TestAV1BytesStable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// synthVP8At30 writes a synthetic 160x120 VP8 camera of frames frames at
+// an even 30 fps (codes from 7), the source the encoder byte tests share.
+func synthVP8At30(t *testing.T, frames int) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "camera.webm")
+	pts := make([]int64, frames)
+	for i := range pts {
+		pts[i] = int64(i) * 1_000_000_000 / 30
+	}
+	if _, err := WriteSynthetic(context.Background(), src, SynthOptions{Codec: SynthVP8, Width: 160, Height: 120, PTS: pts, FirstCode: 7}); err != nil {
+		t.Fatal(err)
+	}
+	return src
 }
 
 // packetDigest reads every packet of path and returns their count, their

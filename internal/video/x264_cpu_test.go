@@ -15,14 +15,7 @@ import (
 func TestH264BytesIndependentOfCPU(t *testing.T) {
 	ctx := context.Background()
 	const frames = 40
-	src := filepath.Join(t.TempDir(), "camera.webm")
-	pts := make([]int64, frames)
-	for i := range pts {
-		pts[i] = int64(i) * 1_000_000_000 / 30
-	}
-	if _, err := WriteSynthetic(ctx, src, SynthOptions{Codec: SynthVP8, Width: 160, Height: 120, PTS: pts, FirstCode: 7}); err != nil {
-		t.Fatal(err)
-	}
+	src := synthVP8At30(t, frames)
 	encode := func(extra map[string]string) (int, string) {
 		out := filepath.Join(t.TempDir(), "out.mp4")
 		enc := EncoderOptions{Codec: EncoderX264, Threads: 1, ExtraOptions: extra}
