@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -180,9 +179,7 @@ func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 		return err
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(exportSummary{MessageType: "summary", Shard: opts.Output, Report: rep})
+		return writeJSON(s, exportSummary{MessageType: "summary", Shard: opts.Output, Report: rep})
 	}
 	printExportSummary(s, opts.Output, rep)
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -89,15 +88,15 @@ type inspection struct {
 	Report  journal.Report  `json:"report"`
 	// FPSSource says where FPS came from: "--fps", "video stream X" or
 	// "sensor stream X".
-	FPSSource string     `json:"fpsSource"`
+	FPSSource string     `json:"fps_source"`
 	Plan      *plan.Plan `json:"plan"`
 }
 
 // specSummary is the part of the applied specification inspect shows.
 type specSummary struct {
 	Hash       string        `json:"hash"`
-	RunTitle   string        `json:"runTitle"`
-	CycleCount int64         `json:"cycleCount"`
+	RunTitle   string        `json:"run_title"`
+	CycleCount int64         `json:"cycle_count"`
 	Tasks      []taskSummary `json:"tasks"`
 }
 
@@ -148,9 +147,7 @@ func runJournalInspect(ctx context.Context, opts JournalInspectOptions, s stream
 		in.Media = []journal.Media{}
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		return withCode(exitstatus.WriteFailed, enc.Encode(in))
+		return writeJSON(s, in)
 	}
 	return withCode(exitstatus.WriteFailed, writeInspection(s.Out, &in))
 }
@@ -168,7 +165,15 @@ func orNone(s string) string {
 // writeInspection prints the text form of `journal inspect`.
 func writeInspection(w io.Writer, in *inspection) error {
 	ew := &errWriter{w: w}
-	p := func(format string, args ...any) { fmt.Fprintf(ew, format, args...) }
+	for _, section := range []func(*errWriter, *inspection){writeSessionHead, writeStreams, writeRecords, writeAttempts} {
+		section(ew, in)
+	}
+	return ew.err
+}
+
+// writeSessionHead is the session, its recorder, specification and end.
+func writeSessionHead(ew *errWriter, in *inspection) {
+	p := ew.printf
 	info := in.Session
 	p("session   %s\n", info.SessionID)
 	p("started   %s\n", info.StartedAt)
@@ -191,10 +196,13 @@ func writeInspection(w io.Writer, in *inspection) error {
 	} else {
 		p("end       none: unterminated (the recorder did not close the session)\n")
 	}
+}
 
-	p("\nstreams:\n")
+// writeStreams is a line per stream: its kind, rate, fields and samples.
+func writeStreams(ew *errWriter, in *inspection) {
+	ew.printf("\nstreams:\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	for _, st := range info.Streams {
+	for _, st := range in.Session.Streams {
 		switch st.Kind {
 		case journal.KindSensor:
 			fields := make([]string, len(st.Fields))
@@ -223,7 +231,12 @@ func writeInspection(w io.Writer, in *inspection) error {
 		}
 	}
 	flushTo(ew, tw)
+}
 
+// writeRecords is the record counts, segments and what was torn, skipped,
+// unknown or missing.
+func writeRecords(ew *errWriter, in *inspection) {
+	p := ew.printf
 	r := in.Report
 	counts := make([]string, 0, len(r.RecordCounts))
 	for _, name := range []string{"SESSION", "SPEC", "EVENT", "SAMPLES", "MEDIA", "END"} {
@@ -238,7 +251,7 @@ func writeInspection(w io.Writer, in *inspection) error {
 	}
 	p("\nrecords:  %s\n", strings.Join(counts, ", "))
 	p("segments:\n")
-	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	for _, sg := range r.Segments {
 		fmt.Fprintf(tw, "  %s\t%d bytes\t%d records\tsha256 %s\n", sg.Name, sg.Size, sg.Records, sg.SHA256)
 	}
@@ -263,6 +276,13 @@ func writeInspection(w io.Writer, in *inspection) error {
 	} else {
 		p("skipped:   none\n")
 	}
+	writeUnknowns(ew, r)
+}
+
+// writeUnknowns is what the journal held that this reader does not know,
+// and the media files it names that are missing.
+func writeUnknowns(ew *errWriter, r journal.Report) {
+	p := ew.printf
 	if len(r.UnknownRecordTypes) > 0 {
 		types := make([]string, 0, len(r.UnknownRecordTypes))
 		for _, typ := range slices.Sorted(maps.Keys(r.UnknownRecordTypes)) {
@@ -283,14 +303,19 @@ func writeInspection(w io.Writer, in *inspection) error {
 	for _, m := range r.MissingMedia {
 		p("missing media: %s\n", m)
 	}
+}
 
+// writeAttempts is every attempt with its window and fate, then the fates,
+// pauses, resets and diagnostics.
+func writeAttempts(ew *errWriter, in *inspection) {
+	p := ew.printf
 	pl := in.Plan
 	frames := 0
 	for _, e := range pl.Episodes {
 		frames += e.Length
 	}
 	p("\nattempts at %d fps (%s): %d episode(s), %d frame(s)\n", pl.FPS, in.FPSSource, len(pl.Episodes), frames)
-	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  CYCLE\tTASK\tREP\tATTEMPT\tWINDOW\tFRAMES\tFATE\tOUTCOME\tCAUSE\n")
 	for _, a := range pl.Attempts {
 		window := "-"
@@ -310,6 +335,12 @@ func writeInspection(w io.Writer, in *inspection) error {
 		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", a.Cycle, a.Task, a.Repetition, a.Attempt, window, a.Length, fate, orNone(a.Outcome), orNone(a.Cause))
 	}
 	flushTo(ew, tw)
+	writeIntervals(ew, pl)
+}
+
+// writeIntervals is the plan's fates, pauses, resets and diagnostics.
+func writeIntervals(ew *errWriter, pl *plan.Plan) {
+	p := ew.printf
 	fates := []string{}
 	for _, f := range []plan.Fate{plan.Accepted, plan.Retried, plan.Incomplete, plan.Empty, plan.Anomalous} {
 		if n := pl.Count(f); n > 0 {
@@ -344,7 +375,6 @@ func writeInspection(w io.Writer, in *inspection) error {
 			p("  %s\n", d)
 		}
 	}
-	return ew.err
 }
 
 // errWriter remembers the first write error so printing code stays linear.
@@ -361,6 +391,8 @@ func (e *errWriter) Write(b []byte) (int, error) {
 	e.err = err
 	return n, err
 }
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
 
 func flushTo(ew *errWriter, tw *tabwriter.Writer) {
 	if err := tw.Flush(); err != nil && ew.err == nil {

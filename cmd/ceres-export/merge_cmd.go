@@ -123,8 +123,8 @@ type mergeSummary struct {
 	Episodes   int    `json:"episodes"`
 	Frames     int64  `json:"frames"`
 	Tasks      int    `json:"tasks"`
-	DataFiles  int    `json:"dataFiles"`
-	VideoFiles int    `json:"videoFiles"`
+	DataFiles  int    `json:"data_files"`
+	VideoFiles int    `json:"video_files"`
 }
 
 func runMerge(ctx context.Context, o MergeOptions, s streams) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +51,19 @@ func (s streams) Logger() *slog.Logger {
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: level}))
+}
+
+// writeJSON writes v to stdout as one indented JSON document and a
+// newline: every command's --json output, whose keys are snake_case
+// (docs/development.md, "Adding a command"). Only a document that stdout
+// cannot take fails, as an output that cannot be written.
+func writeJSON(s streams, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = s.Out.Write(append(b, '\n'))
+	return withCode(exitstatus.WriteFailed, err)
 }
 
 // withCode classes err as c for the exit status (exitstatus.Mark): a

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -195,10 +194,8 @@ func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files [
 		}
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(results); err != nil {
-			return withCode(exitstatus.WriteFailed, err)
+		if err := writeJSON(s, results); err != nil {
+			return err
 		}
 	}
 	if worst != exitstatus.OK {

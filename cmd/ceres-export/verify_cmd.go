@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -125,7 +124,7 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 		}
 		if opts.JSON {
 			doc := verifyDocument{Dir: opts.Shard, Error: err.Error(), Checks: []string{}, Counts: map[string]int{}, Findings: []verify.Finding{}}
-			if werr := writeIndentedJSON(s, doc); werr != nil {
+			if werr := writeJSON(s, doc); werr != nil {
 				return withCode(exitstatus.WriteFailed, werr)
 			}
 			return exitstatus.Printed(exitstatus.Usage)
@@ -139,7 +138,7 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 	}
 	if opts.JSON {
 		doc := verifyDocument{Dir: res.Dir, Sound: res.Sound, Checks: res.Checks, Counts: counts, Findings: res.Findings}
-		if err := writeIndentedJSON(s, doc); err != nil {
+		if err := writeJSON(s, doc); err != nil {
 			return withCode(exitstatus.WriteFailed, err)
 		}
 	} else {
@@ -162,15 +161,4 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 		return exitstatus.Printed(exitstatus.Findings)
 	}
 	return nil
-}
-
-// writeIndentedJSON writes v to stdout as one indented JSON document: the
-// --json output of verify, batch plan and batch status.
-func writeIndentedJSON(s streams, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = s.Out.Write(append(b, '\n'))
-	return err
 }

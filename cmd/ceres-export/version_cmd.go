@@ -2,7 +2,6 @@ package main
 
 import (
 	"debug/elf"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -151,9 +150,7 @@ ceres-export --version prints the same.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r := newVersionReport()
 			if asJSON {
-				enc := json.NewEncoder(s.Out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(r)
+				return writeJSON(s, r)
 			}
 			_, err := fmt.Fprint(s.Out, r.text())
 			return err
