@@ -478,59 +478,6 @@ into OUT is still queued or running.` +
 	return cmd
 }
 
-// scriptOptions makes the paths absolute and fills the defaults: the jobs
-// run binary, or this executable when binary is "".
-func scriptOptions(binary, manifest, out, merge string, sel campaign.Selection, count, tasks int) (campaign.ScriptOptions, error) {
-	o := campaign.ScriptOptions{Selection: sel, ArrayCount: count}
-	var err error
-	if binary == "" {
-		if binary, err = os.Executable(); err != nil {
-			return o, err
-		}
-	} else if err := checkExecutable(binary); err != nil {
-		return o, fmt.Errorf("--binary %s: %w", binary, err)
-	}
-	for _, p := range []struct {
-		in  string
-		out *string
-	}{{binary, &o.Binary}, {manifest, &o.Manifest}, {out, &o.Out}, {merge, &o.Merge}} {
-		if p.in == "" {
-			continue
-		}
-		if *p.out, err = filepath.Abs(p.in); err != nil {
-			return o, err
-		}
-	}
-	if o.ArrayCount <= 0 {
-		o.ArrayCount = tasks
-	}
-	if o.ArrayCount > tasks {
-		return o, fmt.Errorf("--array-count %d: only %d tasks are selected", o.ArrayCount, tasks)
-	}
-	return o, nil
-}
-
-// checkExecutable refuses, before any job is queued, a --binary that no job
-// could run: missing, not a regular file (a FIFO, a directory), or without
-// execute permission. The jobs' nodes see it through the same shared file
-// system as this host.
-func checkExecutable(path string) error {
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return err
-	case fi.Mode()&os.ModeNamedPipe != 0:
-		return errors.New("a named pipe, not a regular file")
-	case fi.IsDir():
-		return errors.New("a directory, not a regular file")
-	case !fi.Mode().IsRegular():
-		return fmt.Errorf("not a regular file (mode %s)", fi.Mode())
-	case fi.Mode().Perm()&0o111 == 0:
-		return fmt.Errorf("not executable (mode %s)", fi.Mode().Perm())
-	}
-	return nil
-}
-
 func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 	m, tasks, err := loadTasks(opts.Manifest, opts.Selection, opts.License)
 	if err != nil {
@@ -577,7 +524,7 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 // (a usage error) before anything is written when no script could carry
 // them or the merge destination breaks the destination rules.
 func slurmScriptOptions(opts SlurmOptions, tasks []campaign.Task) (campaign.ScriptOptions, error) {
-	so, err := scriptOptions(opts.Binary, opts.Manifest, opts.Output, opts.Merge, opts.Selection, opts.ArrayCount, len(tasks))
+	so, err := campaign.NewScriptOptions(opts.Binary, opts.Manifest, opts.Output, opts.Merge, opts.Selection, opts.ArrayCount, len(tasks))
 	if err != nil {
 		return so, err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -170,22 +169,18 @@ func suggestFlag(c *cobra.Command, err error) error {
 	if !strings.HasPrefix(msg, prefix) {
 		return err
 	}
-	typed := strings.TrimPrefix(msg, prefix)
-	var near []string
+	var names []string
 	visit := func(f *pflag.Flag) {
-		if f.Hidden {
-			return
-		}
-		if suggest.Distance(typed, f.Name) <= 2 || (len(typed) >= 3 && strings.HasPrefix(f.Name, typed)) {
-			near = append(near, "--"+f.Name)
+		if !f.Hidden {
+			names = append(names, f.Name)
 		}
 	}
 	c.LocalFlags().VisitAll(visit)
 	c.InheritedFlags().VisitAll(visit)
+	near := suggest.Near(strings.TrimPrefix(msg, prefix), names)
 	if len(near) == 0 {
 		//lint:ignore ST1005 cobra prints this usage error as it is: a hint on a line of its own
 		return fmt.Errorf("%w\nRun '%s --help' for its flags.", err, c.CommandPath())
 	}
-	slices.Sort(near)
-	return fmt.Errorf("%w\n\nDid you mean this?\n\t%s", err, strings.Join(slices.Compact(near), "\n\t"))
+	return fmt.Errorf("%w\n\nDid you mean this?\n\t--%s", err, strings.Join(near, "\n\t--"))
 }
