@@ -20,6 +20,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/page"
+	"github.com/ceres-robotics/ceres-export/internal/version"
 )
 
 var batchExitStatus = exitstatus.Help("every task ended as expected (exported, up to date, or failed where the manifest expects it to)",
@@ -188,7 +189,7 @@ func runTasks(ctx context.Context, opts BatchOptions, s streams, tasks []campaig
 		salt = os.Getenv("CERES_SALT")
 	}
 	return batch.Run(ctx, tasks, batch.Options{
-		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: toolVersion(), Inputs: []string{opts.Manifest}, Salt: salt,
+		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version.Tool(), Inputs: []string{opts.Manifest}, Salt: salt,
 		Page: page.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: campaign.SchedulerEnv(os.Getenv), WaitBusy: opts.WaitBusy,
 		OnStart: watch.start,
 		OnDone: func(r batch.TaskResult) {
@@ -225,7 +226,7 @@ func settleBatch(ctx context.Context, opts BatchOptions, s streams, m *campaign.
 		err = exitstatus.Printed(exitstatus.Findings)
 	case err == nil && opts.Merge != "":
 		mergeGC()
-		merged, err = batch.Merge(ctx, tasks, opts.Output, opts.Merge, toolVersion())
+		merged, err = batch.Merge(ctx, tasks, opts.Output, opts.Merge, version.Tool())
 		for _, d := range merged {
 			fmt.Fprintf(human, "merged setting %s: %d shards, %d episodes, %d frames in %s\n", d.SettingID, d.Shards, d.Episodes, d.Frames, d.Dir)
 		}

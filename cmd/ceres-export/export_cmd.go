@@ -13,6 +13,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/page"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
+	"github.com/ceres-robotics/ceres-export/internal/version"
 )
 
 var exportExitStatus = exitstatus.Help("the shard was written",
@@ -126,7 +127,7 @@ func (o *ExportOptions) resolve() error {
 	if err := opts.Privacy.Check(opts.Salt); err != nil {
 		return err
 	}
-	opts.Version = toolVersion()
+	opts.Version = version.Tool()
 	if !o.Settings.NoReport {
 		opts.Page = page.ShardPage
 	}

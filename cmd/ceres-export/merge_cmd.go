@@ -16,6 +16,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/version"
 )
 
 var mergeExitStatus = exitstatus.Help("the dataset was written",
@@ -142,7 +143,7 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 	mergeGC()
 	mo := merge.Options{
 		Sources: o.Shards, Output: o.Output, Into: o.Into, Replace: o.Replace, NoConcat: o.NoConcat,
-		Quantiles: q, Privacy: mode, License: o.License, Version: toolVersion(), Logger: s.Logger(),
+		Quantiles: q, Privacy: mode, License: o.License, Version: version.Tool(), Logger: s.Logger(),
 	}
 	// The destination's lock is taken before any work: a merge that finds
 	// it held looks again until WaitBusy is over.

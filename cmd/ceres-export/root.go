@@ -15,6 +15,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/suggest"
+	"github.com/ceres-robotics/ceres-export/internal/version"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
@@ -151,9 +152,9 @@ func newRootCmd(s streams) *cobra.Command {
 		newVersionCmd(s),
 	)
 	// --version prints what the version command prints.
-	root.Version = toolVersion()
+	root.Version = version.Tool()
 	root.SetVersionTemplate(`{{with .Annotations}}{{.versionText}}{{end}}`)
-	root.Annotations = map[string]string{"versionText": newVersionReport().text()}
+	root.Annotations = map[string]string{"versionText": version.NewReport().Text()}
 	markRunErrors(root)
 	registerCompletions(root)
 	root.SetFlagErrorFunc(suggestFlag)
