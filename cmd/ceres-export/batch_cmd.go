@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -176,9 +173,9 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 
 // runTasks runs the tasks with progress on stderr.
 func runTasks(ctx context.Context, opts BatchOptions, s streams, tasks []campaign.Task, share *campaign.ArrayShare) (*batch.Summary, error) {
-	watch := newCampaignProgress(len(tasks))
+	watch := batch.NewProgress(len(tasks))
 	if !isTerminal(s.Err) {
-		stop := progressLines(s.Err, s.progressEvery(), watch.lines)
+		stop := progressLines(s.Err, s.progressEvery(), watch.Lines)
 		defer stop()
 	}
 	done := 0
@@ -191,9 +188,9 @@ func runTasks(ctx context.Context, opts BatchOptions, s streams, tasks []campaig
 	return batch.Run(ctx, tasks, batch.Options{
 		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version.Tool(), Inputs: []string{opts.Manifest}, Salt: salt,
 		Page: page.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: campaign.SchedulerEnv(os.Getenv), WaitBusy: opts.WaitBusy,
-		OnStart: watch.start,
+		OnStart: watch.Start,
 		OnDone: func(r batch.TaskResult) {
-			watch.done(r)
+			watch.Done(r)
 			done++
 			fmt.Fprintf(s.Err, "[%d/%d] %s %s\n", done, len(tasks), r.Task.ID, r.Describe())
 		},
@@ -239,55 +236,6 @@ func settleBatch(ctx context.Context, opts BatchOptions, s streams, m *campaign.
 	}
 	fmt.Fprintf(s.Err, "campaign page %s\n", filepath.Join(opts.Output, layout.CampaignPagePath))
 	return merged, err
-}
-
-// campaignProgress is how far a batch run is, for its progress lines.
-type campaignProgress struct {
-	mu       sync.Mutex
-	total    int
-	began    time.Time
-	running  map[string]time.Time
-	outcomes map[string]int
-	ended    int
-}
-
-func newCampaignProgress(total int) *campaignProgress {
-	return &campaignProgress{total: total, began: time.Now(), running: map[string]time.Time{}, outcomes: map[string]int{}}
-}
-
-func (p *campaignProgress) start(t campaign.Task) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.running[t.ID] = time.Now()
-}
-
-func (p *campaignProgress) done(r batch.TaskResult) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.running, r.Task.ID)
-	p.outcomes[r.Outcome]++
-	p.ended++
-}
-
-// lines is one line for the run (tasks ended, by outcome, rate, time
-// left) and one per running task with how long it has run.
-func (p *campaignProgress) lines() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var by []string
-	for _, k := range slices.Sorted(maps.Keys(p.outcomes)) {
-		by = append(by, fmt.Sprintf("%d %s", p.outcomes[k], k))
-	}
-	line := "campaign: " + rateLine(p.ended, p.total, "tasks", time.Since(p.began))
-	if len(by) > 0 {
-		line += " [" + strings.Join(by, ", ") + "]"
-	}
-	line += fmt.Sprintf(", %d running", len(p.running))
-	out := []string{line}
-	for _, id := range slices.Sorted(maps.Keys(p.running)) {
-		out = append(out, fmt.Sprintf("task %s: running for %s", id, time.Since(p.running[id]).Round(time.Second)))
-	}
-	return out
 }
 
 // --- batch plan
