@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -107,31 +106,15 @@ func (opts *synthOptions) parse(speedGiven bool) error {
 	if opts.Motion, err = session.ParseMotion(opts.motion); err != nil {
 		return err
 	}
-	switch opts.codec {
-	case "vp8", "vp9", "av1", "h264":
-		opts.CameraCodec = session.Codec(opts.codec)
-	default:
-		return fmt.Errorf("--camera-codec %q: want vp8, vp9, av1 or h264", opts.codec)
+	if opts.CameraCodec, err = session.ParseCodec(opts.codec); err != nil {
+		return err
 	}
-	switch opts.CameraScene {
-	case "bands", "natural", "still":
-	default:
-		return fmt.Errorf("--camera-scene %q: want bands, natural or still", opts.CameraScene)
+	if err = session.CheckScene(opts.CameraScene); err != nil {
+		return err
 	}
 	opts.CameraStartError = opts.cameraStartError.Nanoseconds()
-	for _, f := range opts.faults {
-		switch strings.TrimSpace(f) {
-		case "crash":
-			opts.Faults.Crash = true
-		case "cut-camera":
-			opts.Faults.CutCamera = true
-		case "corrupt":
-			opts.Faults.Corrupt = true
-		case "restart":
-			opts.Faults.Restart = true
-		default:
-			return fmt.Errorf("--fault %q: want crash, cut-camera, corrupt or restart", f)
-		}
+	if opts.Faults, err = session.ParseFaults(opts.faults); err != nil {
+		return err
 	}
 	if opts.specFile != "" {
 		b, err := input.ReadFile(opts.specFile)
