@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -165,9 +164,7 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 		Tasks: res.Tasks, DataFiles: res.DataFiles, VideoFiles: res.VideoFiles,
 	}
 	if o.JSON {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(sum)
+		return writeJSON(s, sum)
 	}
 	fmt.Fprintf(s.Out, "merged %d shards (%d added): %d episodes, %d frames, %d tasks, %d data and %d video files in %s\n",
 		sum.Sources, sum.Added, sum.Episodes, sum.Frames, sum.Tasks, sum.DataFiles, sum.VideoFiles, sum.Output)
