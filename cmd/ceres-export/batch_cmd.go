@@ -4,14 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
-	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +17,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/page"
+	"github.com/ceres-robotics/ceres-export/internal/version"
 )
 
 var batchExitStatus = exitstatus.Help("every task ended as expected (exported, up to date, or failed where the manifest expects it to)",
@@ -129,18 +125,6 @@ func loadTasks(manifest string, sel campaign.Selection, license string) (*campai
 	return m, tasks, nil
 }
 
-// batchResult is one task in the --json output.
-type batchResult struct {
-	TaskID    string           `json:"task_id"`
-	Outcome   string           `json:"outcome"`
-	Reason    string           `json:"reason,omitempty"`
-	AttemptNo int              `json:"attempt_no,omitempty"`
-	State     string           `json:"state,omitempty"`
-	Record    *campaign.Record `json:"record,omitempty"`
-	Misses    []string         `json:"misses,omitempty"`
-	ElapsedS  float64          `json:"elapsed_s"`
-}
-
 func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	if opts.Jobs == 0 {
 		opts.Jobs = batch.DefaultJobs()
@@ -156,17 +140,12 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	if err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
-	selected := len(tasks)
-	if share != nil && opts.Merge != "" {
-		return withCode(exitstatus.UsageError, errors.New("--merge in an array share: merge once every share is done (batch slurm --merge writes that job)"))
-	}
 	// Every output is checked before anything runs.
-	if opts.Merge != "" {
-		if err := batch.CheckMergeDestination(opts.Merge, opts.Output, campaign.ReadPaths(m.Tasks, []string{opts.Manifest})); err != nil {
-			return withCode(exitstatus.UsageError, err)
-		}
+	if err := batch.CheckRun(share, opts.Merge, opts.Output, campaign.ReadPaths(m.Tasks, []string{opts.Manifest})); err != nil {
+		return withCode(exitstatus.UsageError, err)
 	}
 	if share != nil {
+		selected := len(tasks)
 		if tasks, err = campaign.Share(tasks, share.Index, share.Count); err != nil {
 			return withCode(exitstatus.UsageError, err)
 		}
@@ -174,9 +153,29 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	} else {
 		fmt.Fprintf(s.Err, "campaign %s: %d tasks, %d at a time\n", m.CampaignID, len(tasks), opts.Jobs)
 	}
-	watch := newCampaignProgress(len(tasks))
+	sum, runErr := runTasks(ctx, opts, s, tasks, share)
+	if sum == nil {
+		// A refused OUT or a missing salt is the table's (exitstatus.Of).
+		return withCode(exitstatus.WriteFailed, runErr)
+	}
+	merged, err := settleBatch(ctx, opts, s, m, tasks, sum, runErr)
+	if !opts.JSON {
+		return err
+	}
+	// With --json stdout holds one JSON document, written last (it names
+	// the merged datasets); the human summary went to stderr.
+	doc := batch.NewDocument(m.CampaignID, opts.Output, share, sum, merged, int(exitstatus.Of(err)))
+	if werr := writeJSON(s, doc); werr != nil && err == nil {
+		return werr
+	}
+	return err
+}
+
+// runTasks runs the tasks with progress on stderr.
+func runTasks(ctx context.Context, opts BatchOptions, s streams, tasks []campaign.Task, share *campaign.ArrayShare) (*batch.Summary, error) {
+	watch := batch.NewProgress(len(tasks))
 	if !isTerminal(s.Err) {
-		stop := progressLines(s.Err, s.progressEvery(), watch.lines)
+		stop := progressLines(s.Err, s.progressEvery(), watch.Lines)
 		defer stop()
 	}
 	done := 0
@@ -186,218 +185,72 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	if salt == "" {
 		salt = os.Getenv("CERES_SALT")
 	}
-	sum, runErr := batch.Run(ctx, tasks, batch.Options{
-		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: toolVersion(), Inputs: []string{opts.Manifest}, Salt: salt,
+	return batch.Run(ctx, tasks, batch.Options{
+		Out: opts.Output, Jobs: opts.Jobs, Array: share, ToolVersion: version.Tool(), Inputs: []string{opts.Manifest}, Salt: salt,
 		Page: page.ShardPage, RetryFailed: opts.RetryFailed, Scheduler: campaign.SchedulerEnv(os.Getenv), WaitBusy: opts.WaitBusy,
-		OnStart: watch.start,
+		OnStart: watch.Start,
 		OnDone: func(r batch.TaskResult) {
-			watch.done(r)
+			watch.Done(r)
 			done++
-			fmt.Fprintf(s.Err, "[%d/%d] %s %s\n", done, len(tasks), r.Task.ID, describeResult(r))
+			fmt.Fprintf(s.Err, "[%d/%d] %s %s\n", done, len(tasks), r.Task.ID, r.Describe())
 		},
 	})
-	if sum == nil {
-		// A refused OUT or a missing salt is the table's (exitstatus.Of).
-		return withCode(exitstatus.WriteFailed, runErr)
-	}
-	// With --json stdout holds one JSON document, written last (it names
-	// the merged datasets); the human summary goes to stderr.
+}
+
+// settleBatch prints the run's summary, merges when the run settled
+// (batch.Summary.Settle) and --merge asks for it, and writes the campaign
+// page, which covers every task of the manifest from the records under
+// OUT (other shares' too) and this run's merges.
+func settleBatch(ctx context.Context, opts BatchOptions, s streams, m *campaign.Manifest, tasks []campaign.Task, sum *batch.Summary, runErr error) ([]batch.MergedDataset, error) {
 	human := s.Out
 	if opts.JSON {
 		human = s.Err
 	}
-	var merged []batch.MergedDataset
-	emit := func(err error) error {
-		if !opts.JSON {
-			return err
-		}
-		doc := batchDocument{MessageType: "batch", CampaignID: m.CampaignID, Out: opts.Output, Array: share,
-			Results: make([]batchResult, len(sum.Results)), States: sum.States(), Merged: []mergedResult{}}
-		for i, r := range sum.Results {
-			doc.Results[i] = batchResult{TaskID: r.Task.ID, Outcome: r.Outcome, Reason: r.Reason, Record: r.Record, Misses: r.Misses, ElapsedS: r.Elapsed.Seconds()}
-			if r.Record != nil {
-				doc.Results[i].AttemptNo, doc.Results[i].State = r.Record.AttemptNo, r.Record.State
-			}
-		}
-		for _, d := range merged {
-			doc.Merged = append(doc.Merged, mergedResult{SettingID: d.SettingID, Dir: d.Dir, Shards: d.Shards, Episodes: d.Episodes, Frames: d.Frames})
-		}
-		doc.ExitStatus = int(exitstatus.Of(err))
-		if werr := writeIndentedJSON(s, doc); werr != nil && err == nil {
-			return werr
-		}
-		return err
-	}
-	missed := sum.Missed()
-	states := sum.States()
-	fmt.Fprintf(human, "%d tasks: %d succeeded, %d failed, %d interrupted (%d exported in this run, %d skipped as done); %d missed their expectation\n",
-		len(sum.Results), states[campaign.StateSucceeded], states[campaign.StateFailed], states[campaign.StateInterrupted],
-		sum.Count(batch.OutcomeExported), sum.Count(batch.OutcomeSkipped), len(missed))
-	for _, r := range missed {
+	fmt.Fprintln(human, sum.Line())
+	for _, r := range sum.Missed() {
 		fmt.Fprintf(human, "  missed %s: %s\n", r.Task.ID, strings.Join(r.Misses, "; "))
 	}
-	// The campaign page covers every task of the manifest, from the
-	// records under OUT (other shares' too), and this run's merges.
-	writePage := func(merged []batch.MergedDataset) error {
-		if err := batch.WritePage(m.CampaignID, m.Tasks, opts.Output, merged); err != nil {
-			return withCode(exitstatus.WriteFailed, err)
-		}
-		fmt.Fprintf(s.Err, "campaign page %s\n", filepath.Join(opts.Output, layout.CampaignPagePath))
-		return nil
-	}
-	if runErr != nil {
-		_ = writePage(nil)
-		return emit(withCode(exitstatus.WriteFailed, runErr))
-	}
-	// Tasks another batch runs right now did not fail: this run could not
-	// do them (exit 4, as a busy destination), and a later one will.
-	var busy []string
-	for _, r := range sum.Results {
-		if r.Busy {
-			busy = append(busy, r.Task.ID)
-		}
-	}
-	if len(busy) > 0 {
-		_ = writePage(nil)
-		return emit(fmt.Errorf("%w: %d of %d tasks are being run by another batch (%s); run again when it is done", output.ErrDestinationBusy, len(busy), len(sum.Results), cutList(busy, 3)))
-	}
-	if len(missed) > 0 {
+	err := sum.Settle()
+	var missed *batch.MissedError
+	var merged []batch.MergedDataset
+	switch {
+	case runErr != nil:
+		err = withCode(exitstatus.WriteFailed, runErr)
+	case errors.As(err, &missed):
 		if opts.Merge != "" {
-			fmt.Fprintf(human, "not merged: %d tasks missed their expectation\n", len(missed))
+			fmt.Fprintf(human, "not merged: %s\n", missed)
 		}
-		if err := writePage(nil); err != nil {
-			return emit(err)
-		}
-		return emit(exitstatus.Printed(exitstatus.Findings))
-	}
-	if opts.Merge != "" {
-		var err error
+		err = exitstatus.Printed(exitstatus.Findings)
+	case err == nil && opts.Merge != "":
 		mergeGC()
-		merged, err = batch.Merge(ctx, tasks, opts.Output, opts.Merge, toolVersion())
+		merged, err = batch.Merge(ctx, tasks, opts.Output, opts.Merge, version.Tool())
 		for _, d := range merged {
 			fmt.Fprintf(human, "merged setting %s: %d shards, %d episodes, %d frames in %s\n", d.SettingID, d.Shards, d.Episodes, d.Frames, d.Dir)
 		}
-		if err != nil {
-			_ = writePage(merged)
-			return emit(err)
+	}
+	if perr := batch.WritePage(m.CampaignID, m.Tasks, opts.Output, merged); perr != nil {
+		if err == nil || exitstatus.WasPrinted(err) {
+			err = withCode(exitstatus.WriteFailed, perr)
 		}
+		return merged, err
 	}
-	return emit(writePage(merged))
-}
-
-// batchDocument is batch --json's one document on stdout.
-type batchDocument struct {
-	MessageType string               `json:"message_type"`
-	CampaignID  string               `json:"campaign_id"`
-	Out         string               `json:"out"`
-	Array       *campaign.ArrayShare `json:"array,omitempty"`
-	Results     []batchResult        `json:"results"`
-	// States counts the tasks by their standing record's state.
-	States map[string]int `json:"states"`
-	// Merged are the datasets --merge wrote, one per setting.
-	Merged []mergedResult `json:"merged"`
-	// ExitStatus is the status the command exits with.
-	ExitStatus int `json:"exit_status"`
-}
-
-// mergedResult is one merged dataset in the --json document.
-type mergedResult struct {
-	SettingID string `json:"setting_id"`
-	Dir       string `json:"dir"`
-	Shards    int    `json:"shards"`
-	Episodes  int    `json:"episodes"`
-	Frames    int64  `json:"frames"`
-}
-
-// campaignProgress is how far a batch run is, for its progress lines.
-type campaignProgress struct {
-	mu       sync.Mutex
-	total    int
-	began    time.Time
-	running  map[string]time.Time
-	outcomes map[string]int
-	ended    int
-}
-
-func newCampaignProgress(total int) *campaignProgress {
-	return &campaignProgress{total: total, began: time.Now(), running: map[string]time.Time{}, outcomes: map[string]int{}}
-}
-
-func (p *campaignProgress) start(t campaign.Task) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.running[t.ID] = time.Now()
-}
-
-func (p *campaignProgress) done(r batch.TaskResult) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.running, r.Task.ID)
-	p.outcomes[r.Outcome]++
-	p.ended++
-}
-
-// lines is one line for the run (tasks ended, by outcome, rate, time
-// left) and one per running task with how long it has run.
-func (p *campaignProgress) lines() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var by []string
-	for _, k := range slices.Sorted(maps.Keys(p.outcomes)) {
-		by = append(by, fmt.Sprintf("%d %s", p.outcomes[k], k))
-	}
-	line := "campaign: " + rateLine(p.ended, p.total, "tasks", time.Since(p.began))
-	if len(by) > 0 {
-		line += " [" + strings.Join(by, ", ") + "]"
-	}
-	line += fmt.Sprintf(", %d running", len(p.running))
-	out := []string{line}
-	for _, id := range slices.Sorted(maps.Keys(p.running)) {
-		out = append(out, fmt.Sprintf("task %s: running for %s", id, time.Since(p.running[id]).Round(time.Second)))
-	}
-	return out
-}
-
-// cutList joins the first n of items, saying how many more there are.
-func cutList(items []string, n int) string {
-	if len(items) <= n {
-		return strings.Join(items, ", ")
-	}
-	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
-}
-
-// describeResult is one task's line of progress.
-func describeResult(r batch.TaskResult) string {
-	var b strings.Builder
-	b.WriteString(r.Outcome)
-	if rec := r.Record; rec != nil {
-		fmt.Fprintf(&b, " (attempt %d", rec.AttemptNo)
-		if rec.State == campaign.StateSucceeded {
-			fmt.Fprintf(&b, ", %d episodes, %d frames", rec.Episodes, rec.Frames)
-		}
-		if r.Outcome != batch.OutcomeSkipped {
-			fmt.Fprintf(&b, ", %.1f s", r.Elapsed.Seconds())
-		}
-		b.WriteString(")")
-		if rec.Error != "" && r.Outcome != batch.OutcomeSkipped {
-			fmt.Fprintf(&b, ": %s", rec.Error)
-		}
-	}
-	if r.Reason != "" {
-		fmt.Fprintf(&b, ": %s", r.Reason)
-	}
-	if !r.OK() {
-		fmt.Fprintf(&b, " [missed: %s]", strings.Join(r.Misses, "; "))
-	}
-	return b.String()
+	fmt.Fprintf(s.Err, "campaign page %s\n", filepath.Join(opts.Output, layout.CampaignPagePath))
+	return merged, err
 }
 
 // --- batch plan
 
+// PlanOptions are the flags of `ceres-export batch plan`.
+type PlanOptions struct {
+	Manifest   string
+	Selection  campaign.Selection
+	ArrayIndex int
+	ArrayCount int
+	License    string
+}
+
 func newBatchPlanCmd(s streams) *cobra.Command {
-	var sel campaign.Selection
-	var index, count int
-	var license string
+	var opts PlanOptions
 	cmd := &cobra.Command{
 		Use:   "plan MANIFEST [flags]",
 		Short: "Print a campaign's normalised tasks as JSON",
@@ -406,33 +259,45 @@ merged extensions and expectations; with an array share, only that share's.` +
 			exitstatus.Help("printed", exitstatus.UsageError, exitstatus.Manifest),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, tasks, err := loadTasks(args[0], sel, license)
-			if err != nil {
-				return err
-			}
-			share, err := campaign.ArrayFromEnv(os.Getenv, index, count)
-			if err != nil {
-				return withCode(exitstatus.UsageError, err)
-			}
-			if share != nil {
-				if tasks, err = campaign.Share(tasks, share.Index, share.Count); err != nil {
-					return withCode(exitstatus.UsageError, err)
-				}
-			}
-			return writeIndentedJSON(s, map[string]any{"campaign_id": m.CampaignID, "array": share, "tasks": tasks})
+			opts.Manifest = args[0]
+			return runBatchPlan(opts, s)
 		},
 	}
-	addSelectionFlags(cmd, &sel)
-	addArrayFlags(cmd, &index, &count)
-	addLicenseFlag(cmd, &license)
+	addSelectionFlags(cmd, &opts.Selection)
+	addArrayFlags(cmd, &opts.ArrayIndex, &opts.ArrayCount)
+	addLicenseFlag(cmd, &opts.License)
 	return cmd
+}
+
+func runBatchPlan(opts PlanOptions, s streams) error {
+	m, tasks, err := loadTasks(opts.Manifest, opts.Selection, opts.License)
+	if err != nil {
+		return err
+	}
+	share, err := campaign.ArrayFromEnv(os.Getenv, opts.ArrayIndex, opts.ArrayCount)
+	if err != nil {
+		return withCode(exitstatus.UsageError, err)
+	}
+	if share != nil {
+		if tasks, err = campaign.Share(tasks, share.Index, share.Count); err != nil {
+			return withCode(exitstatus.UsageError, err)
+		}
+	}
+	return writeJSON(s, map[string]any{"campaign_id": m.CampaignID, "array": share, "tasks": tasks})
 }
 
 // --- batch status
 
+// StatusOptions are the flags of `ceres-export batch status`.
+type StatusOptions struct {
+	Out       string
+	Manifest  string // "" for none: no pending tasks are listed
+	Selection campaign.Selection
+	JSON      bool
+}
+
 func newBatchStatusCmd(s streams) *cobra.Command {
-	var asJSON bool
-	var sel campaign.Selection
+	var opts StatusOptions
 	cmd := &cobra.Command{
 		Use:   "status OUT [MANIFEST] [--json]",
 		Short: "Show a campaign's tasks, attempts and states from its records",
@@ -446,75 +311,45 @@ atomically: it works while the campaign runs.` +
 				exitstatus.NotSound.As("shown, but some records are damaged (each is named; the tasks are listed from their other records)")),
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var tasks []campaign.Task
+			opts.Out = args[0]
 			if len(args) == 2 {
-				var err error
-				if _, tasks, err = loadTasks(args[1], sel, ""); err != nil {
-					return err
-				}
+				opts.Manifest = args[1]
 			}
-			st, err := campaign.Status(args[0], tasks)
-			if err != nil {
-				return withCode(exitstatus.UsageError, err)
-			}
-			damaged := func() error {
-				if len(st.Damaged) == 0 {
-					return nil
-				}
-				for _, d := range st.Damaged {
-					fmt.Fprintf(s.Err, "ceres-export: damaged %s\n", d.Error)
-				}
-				return exitstatus.Printed(exitstatus.Findings)
-			}
-			if asJSON {
-				if err := writeIndentedJSON(s, st); err != nil {
-					return err
-				}
-				return damaged()
-			}
-			w := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "TASK\tATTEMPTS\tSTATE\tEXIT\tEPISODES\tFRAMES\tSECONDS\tERROR")
-			for _, t := range st.Tasks {
-				exit := "-"
-				if t.ExitStatus != nil {
-					exit = strconv.Itoa(*t.ExitStatus)
-				}
-				state, detail := t.State, firstLine(t.Error)
-				if t.Category != "" {
-					state += " (" + t.Category + ")"
-				}
-				if t.State == campaign.StateRunning {
-					detail = fmt.Sprintf("pid %d on %s since %s", t.PID, t.Host, t.StartedAt)
-				}
-				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%d\t%.1f\t%s\n", t.TaskID, t.Attempts, state, exit, t.Episodes, t.Frames, t.DurationS, detail)
-			}
-			for _, id := range st.Pending {
-				fmt.Fprintf(w, "%s\t0\t%s\t-\t0\t0\t0.0\t\n", id, campaign.StatePending)
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			var states []string
-			for _, k := range slices.Sorted(maps.Keys(st.States)) {
-				states = append(states, fmt.Sprintf("%d %s", st.States[k], k))
-			}
-			fmt.Fprintf(s.Out, "%d tasks: %s\n", len(st.Tasks)+len(st.Pending), strings.Join(states, ", "))
-			return damaged()
+			return runBatchStatus(opts, s)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print machine-readable JSON")
-	addSelectionFlags(cmd, &sel)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print machine-readable JSON")
+	addSelectionFlags(cmd, &opts.Selection)
 	return cmd
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
+func runBatchStatus(opts StatusOptions, s streams) error {
+	var tasks []campaign.Task
+	if opts.Manifest != "" {
+		var err error
+		if _, tasks, err = loadTasks(opts.Manifest, opts.Selection, ""); err != nil {
+			return err
+		}
 	}
-	if len(s) > 100 {
-		s = s[:97] + "..."
+	st, err := campaign.Status(opts.Out, tasks)
+	if err != nil {
+		return withCode(exitstatus.UsageError, err)
 	}
-	return s
+	if opts.JSON {
+		err = writeJSON(s, st)
+	} else {
+		err = st.WriteText(s.Out)
+	}
+	if err != nil {
+		return err
+	}
+	for _, d := range st.Damaged {
+		fmt.Fprintf(s.Err, "ceres-export: damaged %s\n", d.Error)
+	}
+	if len(st.Damaged) > 0 {
+		return exitstatus.Printed(exitstatus.Findings)
+	}
+	return nil
 }
 
 // --- batch slurm
@@ -592,81 +427,13 @@ into OUT is still queued or running.` +
 	return cmd
 }
 
-// scriptOptions makes the paths absolute and fills the defaults: the jobs
-// run binary, or this executable when binary is "".
-func scriptOptions(binary, manifest, out, merge string, sel campaign.Selection, count, tasks int) (campaign.ScriptOptions, error) {
-	o := campaign.ScriptOptions{Selection: sel, ArrayCount: count}
-	var err error
-	if binary == "" {
-		if binary, err = os.Executable(); err != nil {
-			return o, err
-		}
-	} else if err := checkExecutable(binary); err != nil {
-		return o, fmt.Errorf("--binary %s: %w", binary, err)
-	}
-	for _, p := range []struct {
-		in  string
-		out *string
-	}{{binary, &o.Binary}, {manifest, &o.Manifest}, {out, &o.Out}, {merge, &o.Merge}} {
-		if p.in == "" {
-			continue
-		}
-		if *p.out, err = filepath.Abs(p.in); err != nil {
-			return o, err
-		}
-	}
-	if o.ArrayCount <= 0 {
-		o.ArrayCount = tasks
-	}
-	if o.ArrayCount > tasks {
-		return o, fmt.Errorf("--array-count %d: only %d tasks are selected", o.ArrayCount, tasks)
-	}
-	return o, nil
-}
-
-// checkExecutable refuses, before any job is queued, a --binary that no job
-// could run: missing, not a regular file (a FIFO, a directory), or without
-// execute permission. The jobs' nodes see it through the same shared file
-// system as this host.
-func checkExecutable(path string) error {
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return err
-	case fi.Mode()&os.ModeNamedPipe != 0:
-		return errors.New("a named pipe, not a regular file")
-	case fi.IsDir():
-		return errors.New("a directory, not a regular file")
-	case !fi.Mode().IsRegular():
-		return fmt.Errorf("not a regular file (mode %s)", fi.Mode())
-	case fi.Mode().Perm()&0o111 == 0:
-		return fmt.Errorf("not executable (mode %s)", fi.Mode().Perm())
-	}
-	return nil
-}
-
 func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 	m, tasks, err := loadTasks(opts.Manifest, opts.Selection, opts.License)
 	if err != nil {
 		return err
 	}
-	so, err := scriptOptions(opts.Binary, opts.Manifest, opts.Output, opts.Merge, opts.Selection, opts.ArrayCount, len(tasks))
+	so, err := slurmScriptOptions(opts, tasks)
 	if err != nil {
-		return withCode(exitstatus.UsageError, err)
-	}
-	so.Jobs, so.CPUsPerTask, so.Partition, so.Time, so.WaitBusy = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time, opts.WaitBusy
-	so.License = opts.License
-	if opts.MergeGroup < 0 {
-		return withCode(exitstatus.UsageError, fmt.Errorf("--merge-group-size %d: want 0 or more", opts.MergeGroup))
-	}
-	so.MergeGroupSize = opts.MergeGroup
-	if so.Merge != "" {
-		if err := batch.CheckMergeDestination(so.Merge, so.Out, campaign.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
-			return withCode(exitstatus.UsageError, err)
-		}
-	}
-	// A value no script can carry is refused before anything is written.
-	if err := so.CheckSlurmValues(); err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
 	// OUT becomes the campaign's output before the jobs run, so that its
@@ -691,17 +458,10 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 		return nil
 	}
 	jobs, err := campaign.SubmitSlurm(ctx, campaign.ExecRunner{}, scripts)
-	if jobs.Array != "" {
-		fmt.Fprintf(s.Out, "array job %s\n", jobs.Array)
-	}
-	if jobs.Rerun != "" {
-		fmt.Fprintf(s.Out, "rerun job %s\n", jobs.Rerun)
-	}
-	if jobs.Groups != "" {
-		fmt.Fprintf(s.Out, "merge-groups job %s\n", jobs.Groups)
-	}
-	if jobs.Merge != "" {
-		fmt.Fprintf(s.Out, "merge job %s\n", jobs.Merge)
+	for _, j := range []struct{ name, id string }{{"array", jobs.Array}, {"rerun", jobs.Rerun}, {"merge-groups", jobs.Groups}, {"merge", jobs.Merge}} {
+		if j.id != "" {
+			fmt.Fprintf(s.Out, "%s job %s\n", j.name, j.id)
+		}
 	}
 	if errors.Is(err, output.ErrDestinationBusy) {
 		return err // exit 4, as the table says of a busy destination
@@ -709,13 +469,40 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 	return withCode(exitstatus.WriteFailed, err)
 }
 
+// slurmScriptOptions are the scripts' options from the flags, refused
+// (a usage error) before anything is written when no script could carry
+// them or the merge destination breaks the destination rules.
+func slurmScriptOptions(opts SlurmOptions, tasks []campaign.Task) (campaign.ScriptOptions, error) {
+	so, err := campaign.NewScriptOptions(opts.Binary, opts.Manifest, opts.Output, opts.Merge, opts.Selection, opts.ArrayCount, len(tasks))
+	if err != nil {
+		return so, err
+	}
+	so.Jobs, so.CPUsPerTask, so.Partition, so.Time, so.WaitBusy = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time, opts.WaitBusy
+	so.License = opts.License
+	if opts.MergeGroup < 0 {
+		return so, fmt.Errorf("--merge-group-size %d: want 0 or more", opts.MergeGroup)
+	}
+	so.MergeGroupSize = opts.MergeGroup
+	if so.Merge != "" {
+		if err := batch.CheckMergeDestination(so.Merge, so.Out, campaign.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
+			return so, err
+		}
+	}
+	return so, so.CheckSlurmValues()
+}
+
 // --- batch kubernetes
 
+// KubernetesOptions are the flags of `ceres-export batch kubernetes`.
+type KubernetesOptions struct {
+	Manifest, Output, Image, Namespace, Claim, Mount, Binary, License string
+	Selection                                                         campaign.Selection
+	ArrayCount, Jobs, CPUsPerTask, MaxFailed                          int
+	WaitBusy, Deadline, TTL                                           time.Duration
+}
+
 func newBatchKubernetesCmd(s streams) *cobra.Command {
-	var sel campaign.Selection
-	var out, image, namespace, claim, mount, binary, license string
-	var count, jobs, cpus, maxFailed int
-	var waitBusy, deadline, ttl time.Duration
+	var opts KubernetesOptions
 	cmd := &cobra.Command{
 		Use:   "kubernetes MANIFEST -o OUT --image IMAGE --claim PVC --mount DIR [flags]",
 		Short: "Print a Kubernetes Indexed Job for a campaign",
@@ -734,61 +521,70 @@ failed, and requests the tasks' execution_profile, else 1 CPU and 2 GiB
 			exitstatus.Help("printed", exitstatus.UsageError.As("usage error; a path the pods could not see"), exitstatus.Manifest),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			// The pods get the paths as they are; made absolute here, the
-			// manifest's relative sessions are too.
-			manifest, err := filepath.Abs(args[0])
-			if err != nil {
-				return withCode(exitstatus.UsageError, err)
-			}
-			if out, err = filepath.Abs(out); err != nil {
-				return withCode(exitstatus.UsageError, err)
-			}
-			m, tasks, err := loadTasks(manifest, sel, license)
-			if err != nil {
-				return err
-			}
-			if count <= 0 {
-				count = len(tasks)
-			}
-			if count > len(tasks) {
-				return withCode(exitstatus.UsageError, fmt.Errorf("--array-count %d: only %d tasks are selected", count, len(tasks)))
-			}
-			if claim == "" || mount == "" {
-				return withCode(exitstatus.UsageError, errors.New("--claim and --mount: a claim and its mount are needed: the pods read the manifest and the sessions and write OUT on a PersistentVolumeClaim, their image's own file system being read-only"))
-			}
-			if maxFailed < 0 || deadline < 0 || ttl < 0 {
-				return withCode(exitstatus.UsageError, fmt.Errorf("--max-failed-indexes %d, --active-deadline %v, --ttl-after-finished %v: none may be negative", maxFailed, deadline, ttl))
-			}
-			ko := campaign.KubernetesOptions{
-				ScriptOptions: campaign.ScriptOptions{Binary: binary, Manifest: manifest, Out: out, Selection: sel, ArrayCount: count, Jobs: jobs, CPUsPerTask: cpus, WaitBusy: waitBusy, License: license},
-				Image:         image, Namespace: namespace, Claim: claim, MountPath: mount,
-				ActiveDeadline: deadline, TTLAfterFinished: ttl, MaxFailedIndexes: maxFailed,
-			}
-			b, err := campaign.KubernetesJob(m.CampaignID, tasks, ko)
-			if err != nil {
-				return withCode(exitstatus.UsageError, err)
-			}
-			_, err = s.Out.Write(b)
-			return err
+			opts.Manifest = args[0]
+			return runBatchKubernetes(opts, s)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&out, "output", "o", "", "campaign directory, under --mount (required)")
-	f.StringVar(&image, "image", "", "container image holding ceres-export (required): the release image, pushed to the cluster's registry (docs/campaigns.md)")
-	f.StringVar(&binary, "binary", "ceres-export", "ceres-export inside the image")
-	f.StringVar(&namespace, "namespace", "", "the Job's namespace")
-	f.StringVar(&claim, "claim", "", "PersistentVolumeClaim holding the manifest, sessions and OUT (required)")
-	f.StringVar(&mount, "mount", "", "where the claim is mounted, in the pods as on this host (required)")
-	f.IntVar(&count, "array-count", 0, "completions (default: one per selected task)")
-	f.IntVar(&jobs, "jobs", 0, "tasks side by side in each pod (default: 1 when a request is made, as it always is)")
-	f.IntVar(&cpus, "cpus-per-task", 0, "CPU request of each pod (default: the manifest's execution_profile, else 1)")
-	f.DurationVar(&waitBusy, "wait-busy", defaultJobWaitBusy, "how long a pod waits for a task another pod still writes (batch --wait-busy)")
-	f.DurationVar(&deadline, "active-deadline", 0, "activeDeadlineSeconds: the longest the whole Job may run (default 24h)")
-	f.DurationVar(&ttl, "ttl-after-finished", 0, "ttlSecondsAfterFinished: how long a finished Job and its pods' logs stay (default 168h)")
-	f.IntVar(&maxFailed, "max-failed-indexes", 0, "fail the Job once more indexes than this failed (default: half the completions, rounded up)")
-	addSelectionFlags(cmd, &sel)
-	addLicenseFlag(cmd, &license)
+	f.StringVarP(&opts.Output, "output", "o", "", "campaign directory, under --mount (required)")
+	f.StringVar(&opts.Image, "image", "", "container image holding ceres-export (required): the release image, pushed to the cluster's registry (docs/campaigns.md)")
+	f.StringVar(&opts.Binary, "binary", "ceres-export", "ceres-export inside the image")
+	f.StringVar(&opts.Namespace, "namespace", "", "the Job's namespace")
+	f.StringVar(&opts.Claim, "claim", "", "PersistentVolumeClaim holding the manifest, sessions and OUT (required)")
+	f.StringVar(&opts.Mount, "mount", "", "where the claim is mounted, in the pods as on this host (required)")
+	f.IntVar(&opts.ArrayCount, "array-count", 0, "completions (default: one per selected task)")
+	f.IntVar(&opts.Jobs, "jobs", 0, "tasks side by side in each pod (default: 1 when a request is made, as it always is)")
+	f.IntVar(&opts.CPUsPerTask, "cpus-per-task", 0, "CPU request of each pod (default: the manifest's execution_profile, else 1)")
+	f.DurationVar(&opts.WaitBusy, "wait-busy", defaultJobWaitBusy, "how long a pod waits for a task another pod still writes (batch --wait-busy)")
+	f.DurationVar(&opts.Deadline, "active-deadline", 0, "activeDeadlineSeconds: the longest the whole Job may run (default 24h)")
+	f.DurationVar(&opts.TTL, "ttl-after-finished", 0, "ttlSecondsAfterFinished: how long a finished Job and its pods' logs stay (default 168h)")
+	f.IntVar(&opts.MaxFailed, "max-failed-indexes", 0, "fail the Job once more indexes than this failed (default: half the completions, rounded up)")
+	addSelectionFlags(cmd, &opts.Selection)
+	addLicenseFlag(cmd, &opts.License)
 	_ = cmd.MarkFlagRequired("output")
 	_ = cmd.MarkFlagRequired("image")
 	return cmd
+}
+
+func runBatchKubernetes(opts KubernetesOptions, s streams) error {
+	// The pods get the paths as they are; made absolute here, the
+	// manifest's relative sessions are too.
+	manifest, err := filepath.Abs(opts.Manifest)
+	if err != nil {
+		return withCode(exitstatus.UsageError, err)
+	}
+	out, err := filepath.Abs(opts.Output)
+	if err != nil {
+		return withCode(exitstatus.UsageError, err)
+	}
+	m, tasks, err := loadTasks(manifest, opts.Selection, opts.License)
+	if err != nil {
+		return err
+	}
+	count := opts.ArrayCount
+	if count <= 0 {
+		count = len(tasks)
+	}
+	switch {
+	case count > len(tasks):
+		err = fmt.Errorf("--array-count %d: only %d tasks are selected", count, len(tasks))
+	case opts.Claim == "" || opts.Mount == "":
+		err = errors.New("--claim and --mount: a claim and its mount are needed: the pods read the manifest and the sessions and write OUT on a PersistentVolumeClaim, their image's own file system being read-only")
+	case opts.MaxFailed < 0 || opts.Deadline < 0 || opts.TTL < 0:
+		err = fmt.Errorf("--max-failed-indexes %d, --active-deadline %v, --ttl-after-finished %v: none may be negative", opts.MaxFailed, opts.Deadline, opts.TTL)
+	}
+	if err != nil {
+		return withCode(exitstatus.UsageError, err)
+	}
+	b, err := campaign.KubernetesJob(m.CampaignID, tasks, campaign.KubernetesOptions{
+		ScriptOptions: campaign.ScriptOptions{Binary: opts.Binary, Manifest: manifest, Out: out, Selection: opts.Selection, ArrayCount: count,
+			Jobs: opts.Jobs, CPUsPerTask: opts.CPUsPerTask, WaitBusy: opts.WaitBusy, License: opts.License},
+		Image: opts.Image, Namespace: opts.Namespace, Claim: opts.Claim, MountPath: opts.Mount,
+		ActiveDeadline: opts.Deadline, TTLAfterFinished: opts.TTL, MaxFailedIndexes: opts.MaxFailed,
+	})
+	if err != nil {
+		return withCode(exitstatus.UsageError, err)
+	}
+	_, err = s.Out.Write(b)
+	return err
 }

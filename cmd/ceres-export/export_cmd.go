@@ -2,13 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +13,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/page"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
+	"github.com/ceres-robotics/ceres-export/internal/version"
 )
 
 var exportExitStatus = exitstatus.Help("the shard was written",
@@ -131,7 +127,7 @@ func (o *ExportOptions) resolve() error {
 	if err := opts.Privacy.Check(opts.Salt); err != nil {
 		return err
 	}
-	opts.Version = toolVersion()
+	opts.Version = version.Tool()
 	if !o.Settings.NoReport {
 		opts.Page = page.ShardPage
 	}
@@ -180,58 +176,7 @@ func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 		return err
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(exportSummary{MessageType: "summary", Shard: opts.Output, Report: rep})
+		return writeJSON(s, exportSummary{MessageType: "summary", Shard: opts.Output, Report: rep})
 	}
-	printExportSummary(s, opts.Output, rep)
-	return nil
-}
-
-func printExportSummary(s streams, dir string, rep *export.Report) {
-	fmt.Fprintf(s.Out, "shard %s\n", dir)
-	fmt.Fprintf(s.Out, "  session %s, %d fps (%s)\n", rep.SessionID, rep.FPS, rep.FPSSource)
-	fmt.Fprintf(s.Out, "  %d episodes, %d frames; attempts:", rep.Episodes, rep.Frames)
-	fates := make([]string, 0, len(rep.Fates))
-	for f, n := range rep.Fates {
-		fates = append(fates, fmt.Sprintf(" %d %s", n, f))
-	}
-	sort.Strings(fates)
-	fmt.Fprintln(s.Out, strings.Join(fates, ","))
-	fmt.Fprintf(s.Out, "  features: %s\n", strings.Join(rep.Features, ", "))
-	for _, id := range slices.Sorted(maps.Keys(rep.Cameras)) {
-		c := rep.Cameras[id]
-		fmt.Fprintf(s.Out, "  camera %s: %dx%d, %d frames, %d in gaps, %s\n", id, c.Width, c.Height, c.Frames, c.Gaps, strings.Join(c.Files, ", "))
-	}
-	for _, id := range slices.Sorted(maps.Keys(rep.Sensors)) {
-		c := rep.Sensors[id]
-		fmt.Fprintf(s.Out, "  stream %s: %d frames back-filled, %d stale\n", id, c.BackFilled, c.Stale)
-	}
-	fmt.Fprintf(s.Out, "  task specification %s", rep.Spec.Hash)
-	if rep.Spec.RecordedHash != rep.Spec.Hash {
-		fmt.Fprintf(s.Out, " (recorded %s, %d differences)", rep.Spec.RecordedHash, len(rep.Spec.Differences))
-	}
-	fmt.Fprintln(s.Out)
-	if t := rep.Journal.Torn; t != nil {
-		fmt.Fprintf(s.Out, "  journal: torn tail in %s at offset %d, %d bytes dropped\n", t.Segment, t.Offset, t.Bytes)
-	}
-	for _, r := range rep.Journal.Restarts {
-		if r.Torn != nil {
-			fmt.Fprintf(s.Out, "  journal: recorder restarted in %s; torn range of %s at offset %d, %d bytes dropped\n", r.Segment, r.Torn.Segment, r.Torn.Offset, r.Torn.Length)
-		} else {
-			fmt.Fprintf(s.Out, "  journal: recorder restarted in %s\n", r.Segment)
-		}
-	}
-	if rep.Journal.Unterminated {
-		fmt.Fprintf(s.Out, "  journal: unterminated session (no END record): the recorder never closed it, so its last attempt may be incomplete\n")
-	}
-	for _, r := range rep.Journal.Skipped {
-		fmt.Fprintf(s.Out, "  journal: salvage skipped %s offset %d, %d bytes\n", r.Segment, r.Offset, r.Length)
-	}
-	for _, d := range rep.Spec.Differences {
-		fmt.Fprintf(s.Out, "  spec change %s: %s -> %s\n", d.Path, orNone(d.Old), orNone(d.New))
-	}
-	for _, n := range rep.Notes {
-		fmt.Fprintf(s.Out, "  note: %s\n", n)
-	}
+	return withCode(exitstatus.WriteFailed, rep.WriteText(s.Out, opts.Output))
 }

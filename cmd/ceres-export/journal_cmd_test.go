@@ -84,7 +84,7 @@ func TestJournalInspectTinySessionJSON(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
-	var got inspection
+	var got plan.Inspection
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&got); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -16,6 +15,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
+	"github.com/ceres-robotics/ceres-export/internal/version"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
@@ -124,8 +124,8 @@ type mergeSummary struct {
 	Episodes   int    `json:"episodes"`
 	Frames     int64  `json:"frames"`
 	Tasks      int    `json:"tasks"`
-	DataFiles  int    `json:"dataFiles"`
-	VideoFiles int    `json:"videoFiles"`
+	DataFiles  int    `json:"data_files"`
+	VideoFiles int    `json:"video_files"`
 }
 
 func runMerge(ctx context.Context, o MergeOptions, s streams) error {
@@ -143,7 +143,7 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 	mergeGC()
 	mo := merge.Options{
 		Sources: o.Shards, Output: o.Output, Into: o.Into, Replace: o.Replace, NoConcat: o.NoConcat,
-		Quantiles: q, Privacy: mode, License: o.License, Version: toolVersion(), Logger: s.Logger(), Video: video.Files{},
+		Quantiles: q, Privacy: mode, License: o.License, Version: version.Tool(), Logger: s.Logger(), Video: video.Files{},
 	}
 	// The destination's lock is taken before any work: a merge that finds
 	// it held looks again until WaitBusy is over.
@@ -165,9 +165,7 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 		Tasks: res.Tasks, DataFiles: res.DataFiles, VideoFiles: res.VideoFiles,
 	}
 	if o.JSON {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(sum)
+		return writeJSON(s, sum)
 	}
 	fmt.Fprintf(s.Out, "merged %d shards (%d added): %d episodes, %d frames, %d tasks, %d data and %d video files in %s\n",
 		sum.Sources, sum.Added, sum.Episodes, sum.Frames, sum.Tasks, sum.DataFiles, sum.VideoFiles, sum.Output)

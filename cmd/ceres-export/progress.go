@@ -55,28 +55,10 @@ func (p *progressBars) lines() []string {
 	defer p.mu.Unlock()
 	var out []string
 	for name, st := range p.stages {
-		out = append(out, fmt.Sprintf("%s: %s", name, rateLine(st.done, st.total, "frames", time.Since(st.start))))
+		out = append(out, fmt.Sprintf("%s: %s", name, export.RateLine(st.done, st.total, "frames", time.Since(st.start))))
 	}
 	sort.Strings(out)
 	return out
-}
-
-// rateLine says how far done of total units are after elapsed: count,
-// percentage, rate and, once there is a rate, the time left.
-func rateLine(done, total int, units string, elapsed time.Duration) string {
-	line := fmt.Sprintf("%d/%d %s", done, total, units)
-	if total > 0 {
-		line += fmt.Sprintf(" (%.0f%%)", 100*float64(done)/float64(total))
-	}
-	if s := elapsed.Seconds(); s > 0 && done > 0 {
-		rate := float64(done) / s
-		line += fmt.Sprintf(", %.3g %s/s", rate, units)
-		if total >= done {
-			left := time.Duration(float64(total-done) / rate * float64(time.Second))
-			line += fmt.Sprintf(", %s left", left.Round(time.Second))
-		}
-	}
-	return line
 }
 
 // progressLines prints "progress: LINE" for each of lines() every `every`

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
-	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/page"
 )
 
@@ -63,7 +61,7 @@ export writes the same page into every shard as ` + layout.SessionPagePath + `.`
 }
 
 func runReport(ctx context.Context, opts ReportOptions, s streams) error {
-	if err := checkPageDestination(opts.Output, opts.Session, opts.Shard); err != nil {
+	if err := page.CheckDestination(opts.Output, opts.Session, opts.Shard); err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
 	var (
@@ -86,33 +84,5 @@ func runReport(ctx context.Context, opts ReportOptions, s streams) error {
 		return withCode(exitstatus.WriteFailed, err)
 	}
 	fmt.Fprintf(s.Out, "report %s (%d bytes)\n", opts.Output, st.Size())
-	return nil
-}
-
-// checkPageDestination applies the destination rules to the page's file:
-// it may not be, lie inside or contain an input (anywhere in the session,
-// whose fingerprint a page there would change, or in the shard), nor be a
-// symbolic link; an existing file is replaced only when it is a page of
-// ours (page.IsPage), never another file of the same name.
-func checkPageDestination(out string, inputs ...string) error {
-	var in []string
-	for _, p := range inputs {
-		if p != "" {
-			in = append(in, p)
-		}
-	}
-	_, err := output.CheckDestination(out, in, false)
-	if !errors.Is(err, output.ErrDestinationExists) {
-		return err
-	}
-	st, serr := os.Stat(out)
-	switch {
-	case serr != nil:
-		return serr
-	case st.IsDir():
-		return fmt.Errorf("%w: -o %s is a directory; name the HTML file to write", output.ErrDestinationRefused, out)
-	case !page.IsPage(out):
-		return fmt.Errorf("%w: will not replace %s: it is not a page written by ceres-export", output.ErrDestinationRefused, out)
-	}
 	return nil
 }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +15,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/suggest"
+	"github.com/ceres-robotics/ceres-export/internal/version"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
@@ -50,6 +51,19 @@ func (s streams) Logger() *slog.Logger {
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(s.Err, &slog.HandlerOptions{Level: level}))
+}
+
+// writeJSON writes v to stdout as one indented JSON document and a
+// newline: every command's --json output, whose keys are snake_case
+// (docs/development.md, "Adding a command"). Only a document that stdout
+// cannot take fails, as an output that cannot be written.
+func writeJSON(s streams, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = s.Out.Write(append(b, '\n'))
+	return withCode(exitstatus.WriteFailed, err)
 }
 
 // withCode classes err as c for the exit status (exitstatus.Mark): a
@@ -138,9 +152,9 @@ func newRootCmd(s streams) *cobra.Command {
 		newVersionCmd(s),
 	)
 	// --version prints what the version command prints.
-	root.Version = toolVersion()
+	root.Version = version.Tool()
 	root.SetVersionTemplate(`{{with .Annotations}}{{.versionText}}{{end}}`)
-	root.Annotations = map[string]string{"versionText": newVersionReport().text()}
+	root.Annotations = map[string]string{"versionText": version.NewReport().Text()}
 	markRunErrors(root)
 	registerCompletions(root)
 	root.SetFlagErrorFunc(suggestFlag)
@@ -156,22 +170,18 @@ func suggestFlag(c *cobra.Command, err error) error {
 	if !strings.HasPrefix(msg, prefix) {
 		return err
 	}
-	typed := strings.TrimPrefix(msg, prefix)
-	var near []string
+	var names []string
 	visit := func(f *pflag.Flag) {
-		if f.Hidden {
-			return
-		}
-		if suggest.Distance(typed, f.Name) <= 2 || (len(typed) >= 3 && strings.HasPrefix(f.Name, typed)) {
-			near = append(near, "--"+f.Name)
+		if !f.Hidden {
+			names = append(names, f.Name)
 		}
 	}
 	c.LocalFlags().VisitAll(visit)
 	c.InheritedFlags().VisitAll(visit)
+	near := suggest.Near(strings.TrimPrefix(msg, prefix), names)
 	if len(near) == 0 {
 		//lint:ignore ST1005 cobra prints this usage error as it is: a hint on a line of its own
 		return fmt.Errorf("%w\nRun '%s --help' for its flags.", err, c.CommandPath())
 	}
-	slices.Sort(near)
-	return fmt.Errorf("%w\n\nDid you mean this?\n\t%s", err, strings.Join(slices.Compact(near), "\n\t"))
+	return fmt.Errorf("%w\n\nDid you mean this?\n\t--%s", err, strings.Join(near, "\n\t--"))
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -129,7 +127,7 @@ func specReadFile(ctx context.Context, s streams, name string) ([]byte, error) {
 		if s.In == nil {
 			return nil, errors.New("-: no standard input")
 		}
-		data, err := readAllContext(ctx, s.In)
+		data, err := input.ReadAllContext(ctx, s.In)
 		if err != nil {
 			return nil, fmt.Errorf("-: %w", err)
 		}
@@ -195,10 +193,8 @@ func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files [
 		}
 	}
 	if opts.JSON {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(results); err != nil {
-			return withCode(exitstatus.WriteFailed, err)
+		if err := writeJSON(s, results); err != nil {
+			return err
 		}
 	}
 	if worst != exitstatus.OK {
@@ -229,25 +225,4 @@ func specCheckFile(ctx context.Context, s streams, name string) (specCheckResult
 	r.Hash = spec.Hash()
 	r.Warnings = specFindings(spec.Warnings())
 	return r, exitstatus.OK
-}
-
-// readAllContext reads r to the end, or until ctx is done: a read from a
-// pipe nobody writes to blocks in the kernel, and a signal must still stop
-// the command (the reading goroutine ends with the process).
-func readAllContext(ctx context.Context, r io.Reader) ([]byte, error) {
-	type result struct {
-		b   []byte
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		b, err := io.ReadAll(r)
-		done <- result{b, err}
-	}()
-	select {
-	case res := <-done:
-		return res.b, res.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
 }

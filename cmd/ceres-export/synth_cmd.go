@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -75,50 +73,11 @@ sensor values the index of their sample. Deterministic for a given seed.` +
 }
 
 func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
-	var err error
-	if opts.Motion, err = session.ParseMotion(opts.motion); err != nil {
+	if err := opts.parse(cmd.Flags().Changed("speed")); err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
-	switch opts.codec {
-	case "vp8", "vp9", "av1", "h264":
-		opts.CameraCodec = session.Codec(opts.codec)
-	default:
-		return withCode(exitstatus.UsageError, fmt.Errorf("--camera-codec %q: want vp8, vp9, av1 or h264", opts.codec))
-	}
-	switch opts.CameraScene {
-	case "bands", "natural", "still":
-	default:
-		return withCode(exitstatus.UsageError, fmt.Errorf("--camera-scene %q: want bands, natural or still", opts.CameraScene))
-	}
-	opts.CameraStartError = opts.cameraStartError.Nanoseconds()
-	for _, f := range opts.faults {
-		switch strings.TrimSpace(f) {
-		case "crash":
-			opts.Faults.Crash = true
-		case "cut-camera":
-			opts.Faults.CutCamera = true
-		case "corrupt":
-			opts.Faults.Corrupt = true
-		case "restart":
-			opts.Faults.Restart = true
-		default:
-			return withCode(exitstatus.UsageError, fmt.Errorf("--fault %q: want crash, cut-camera, corrupt or restart", f))
-		}
-	}
-	if opts.specFile != "" {
-		b, err := input.ReadFile(opts.specFile)
-		if err != nil {
-			return withCode(exitstatus.UsageError, err)
-		}
-		opts.Spec = b
-	}
-	if cmd.Flags().Changed("speed") && !opts.live {
-		return withCode(exitstatus.UsageError, fmt.Errorf("--speed paces --live; without it the session is written at once"))
-	}
-	if opts.live && !(opts.speed > 0 && opts.speed <= 1e6) {
-		return withCode(exitstatus.UsageError, fmt.Errorf("--speed %v: want a positive number of session seconds per second (1 is real time)", opts.speed))
-	}
 	var res *synth.Result
+	var err error
 	if opts.live {
 		res, err = synth.WriteLive(cmd.Context(), opts.out, opts.Options, opts.speed)
 	} else {
@@ -128,15 +87,47 @@ func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
 		return withCode(exitstatus.WriteFailed, err)
 	}
 	if opts.json {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return writeJSON(s, res)
 	}
 	fmt.Fprintf(s.Out, "session %s written to %s\n", res.SessionID, res.Dir)
 	fmt.Fprintf(s.Out, "  task specification %s\n", res.SpecHash)
 	fmt.Fprintf(s.Out, "  %d events, samples %v, camera frames %v, %.1f s\n", res.Events, res.Samples, res.Frames, float64(res.End)/1e9)
 	for _, f := range res.Faults {
 		fmt.Fprintf(s.Out, "  fault: %s\n", f)
+	}
+	return nil
+}
+
+// parse fills the synth options from the flags that need parsing, and
+// refuses values no session could be written with; speedGiven says
+// whether --speed was given.
+func (opts *synthOptions) parse(speedGiven bool) error {
+	var err error
+	if opts.Motion, err = session.ParseMotion(opts.motion); err != nil {
+		return err
+	}
+	if opts.CameraCodec, err = session.ParseCodec(opts.codec); err != nil {
+		return err
+	}
+	if err = session.CheckScene(opts.CameraScene); err != nil {
+		return err
+	}
+	opts.CameraStartError = opts.cameraStartError.Nanoseconds()
+	if opts.Faults, err = session.ParseFaults(opts.faults); err != nil {
+		return err
+	}
+	if opts.specFile != "" {
+		b, err := input.ReadFile(opts.specFile)
+		if err != nil {
+			return err
+		}
+		opts.Spec = b
+	}
+	if speedGiven && !opts.live {
+		return fmt.Errorf("--speed paces --live; without it the session is written at once")
+	}
+	if opts.live && !(opts.speed > 0 && opts.speed <= 1e6) {
+		return fmt.Errorf("--speed %v: want a positive number of session seconds per second (1 is real time)", opts.speed)
 	}
 	return nil
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -94,16 +92,6 @@ frame, message}]}.` + verifyExitStatus,
 	return cmd
 }
 
-// verifyDocument is the --json output.
-type verifyDocument struct {
-	Dir      string           `json:"dir"`
-	Sound    bool             `json:"sound"`
-	Error    string           `json:"error,omitempty"`
-	Checks   []string         `json:"checks"`
-	Counts   map[string]int   `json:"counts"`
-	Findings []verify.Finding `json:"findings"`
-}
-
 // runVerify verifies one shard and prints the findings.
 func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 	vo := verify.Options{Journal: opts.Journal, Quick: opts.Quick, AllFrames: opts.AllFrames, Salt: opts.Salt, Video: video.Files{}}
@@ -125,53 +113,23 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 			return withCode(exitstatus.WriteFailed, err)
 		}
 		if opts.JSON {
-			doc := verifyDocument{Dir: opts.Shard, Error: err.Error(), Checks: []string{}, Counts: map[string]int{}, Findings: []verify.Finding{}}
-			if werr := writeIndentedJSON(s, doc); werr != nil {
+			if werr := writeJSON(s, verify.UnreadableDocument(opts.Shard, err)); werr != nil {
 				return withCode(exitstatus.WriteFailed, werr)
 			}
 			return exitstatus.Printed(exitstatus.Usage)
 		}
 		return withCode(exitstatus.UsageError, err)
 	}
-	counts := map[string]int{
-		verify.SeverityError:   res.Count(verify.SeverityError),
-		verify.SeverityWarning: res.Count(verify.SeverityWarning),
-		verify.SeverityNote:    res.Count(verify.SeverityNote),
-	}
 	if opts.JSON {
-		doc := verifyDocument{Dir: res.Dir, Sound: res.Sound, Checks: res.Checks, Counts: counts, Findings: res.Findings}
-		if err := writeIndentedJSON(s, doc); err != nil {
-			return withCode(exitstatus.WriteFailed, err)
-		}
+		err = writeJSON(s, res.Document())
 	} else {
-		for _, f := range res.Findings {
-			if _, err := fmt.Fprintln(s.Out, f.String()); err != nil {
-				return withCode(exitstatus.WriteFailed, err)
-			}
-		}
-		verdict := "sound"
-		if !res.Sound {
-			verdict = "NOT SOUND"
-		}
-		_, err := fmt.Fprintf(s.Out, "%s: %s: %d errors, %d warnings, %d notes (checks: %v)\n",
-			res.Dir, verdict, counts[verify.SeverityError], counts[verify.SeverityWarning], counts[verify.SeverityNote], res.Checks)
-		if err != nil {
-			return withCode(exitstatus.WriteFailed, err)
-		}
+		err = res.WriteText(s.Out)
+	}
+	if err != nil {
+		return withCode(exitstatus.WriteFailed, err)
 	}
 	if !res.Sound {
 		return exitstatus.Printed(exitstatus.Findings)
 	}
 	return nil
-}
-
-// writeIndentedJSON writes v to stdout as one indented JSON document: the
-// --json output of verify, batch plan and batch status.
-func writeIndentedJSON(s streams, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = s.Out.Write(append(b, '\n'))
-	return err
 }

@@ -39,11 +39,11 @@ func CheckMergeDestination(dataset, out string, inputs []string) error {
 
 // MergedDataset is one dataset a campaign merge wrote.
 type MergedDataset struct {
-	SettingID string
-	Dir       string
-	Shards    int
-	Episodes  int
-	Frames    int64
+	SettingID string `json:"setting_id"`
+	Dir       string `json:"dir"`
+	Shards    int    `json:"shards"`
+	Episodes  int    `json:"episodes"`
+	Frames    int64  `json:"frames"`
 }
 
 // Merge merges the campaign's shards into dataset/<setting_id>, one dataset

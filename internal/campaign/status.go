@@ -2,9 +2,13 @@ package campaign
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 )
@@ -89,4 +93,48 @@ func Status(out string, tasks []Task) (*CampaignStatus, error) {
 		}
 	}
 	return st, nil
+}
+
+// WriteText writes the status as a table, one line per task (pending ones
+// from the manifest last), and a line counting the tasks by state.
+func (c *CampaignStatus) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tATTEMPTS\tSTATE\tEXIT\tEPISODES\tFRAMES\tSECONDS\tERROR")
+	for _, t := range c.Tasks {
+		exit := "-"
+		if t.ExitStatus != nil {
+			exit = strconv.Itoa(*t.ExitStatus)
+		}
+		state, detail := t.State, firstLine(t.Error)
+		if t.Category != "" {
+			state += " (" + t.Category + ")"
+		}
+		if t.State == StateRunning {
+			detail = fmt.Sprintf("pid %d on %s since %s", t.PID, t.Host, t.StartedAt)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%.1f\t%s\n", t.TaskID, t.Attempts, state, exit, t.Episodes, t.Frames, t.DurationS, detail)
+	}
+	for _, id := range c.Pending {
+		fmt.Fprintf(tw, "%s\t0\t%s\t-\t0\t0\t0.0\t\n", id, StatePending)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var states []string
+	for _, k := range slices.Sorted(maps.Keys(c.States)) {
+		states = append(states, fmt.Sprintf("%d %s", c.States[k], k))
+	}
+	_, err := fmt.Fprintf(w, "%d tasks: %s\n", len(c.Tasks)+len(c.Pending), strings.Join(states, ", "))
+	return err
+}
+
+// firstLine is an error's first line, cut to fit a table.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 100 {
+		s = s[:97] + "..."
+	}
+	return s
 }

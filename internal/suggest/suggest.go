@@ -3,6 +3,11 @@
 // of the tool is measured by.
 package suggest
 
+import (
+	"slices"
+	"strings"
+)
+
 // Distance is the Levenshtein distance between a and b, in bytes (the
 // names it compares are ASCII).
 func Distance(a, b string) int {
@@ -23,4 +28,18 @@ func Distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Near returns the names a mistyped one may have meant: those within two
+// edits of typed, or, once typed has three letters, starting with it;
+// sorted, each once.
+func Near(typed string, names []string) []string {
+	var near []string
+	for _, n := range names {
+		if Distance(typed, n) <= 2 || (len(typed) >= 3 && strings.HasPrefix(n, typed)) {
+			near = append(near, n)
+		}
+	}
+	slices.Sort(near)
+	return slices.Compact(near)
 }

@@ -1,6 +1,9 @@
 package suggest
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestDistance(t *testing.T) {
 	for _, c := range []struct {
@@ -21,6 +24,23 @@ func TestDistance(t *testing.T) {
 		}
 		if got := Distance(c.b, c.a); got != c.want {
 			t.Errorf("Distance(%q, %q) = %d, want %d (symmetric)", c.b, c.a, got, c.want)
+		}
+	}
+}
+
+func TestNear(t *testing.T) {
+	names := []string{"output", "overwrite", "fps", "follow", "follow-idle", "output"}
+	for _, tc := range []struct {
+		typed string
+		want  []string
+	}{
+		{"outptu", []string{"output"}},
+		{"fol", []string{"follow", "follow-idle", "fps"}},
+		{"fp", []string{"fps"}},
+		{"salvage", nil},
+	} {
+		if got := Near(tc.typed, names); !slices.Equal(got, tc.want) {
+			t.Errorf("Near(%q) = %q, want %q", tc.typed, got, tc.want)
 		}
 	}
 }
