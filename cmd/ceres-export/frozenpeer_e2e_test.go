@@ -53,12 +53,18 @@ func TestE2EBatchWaitsForFrozenPeer(t *testing.T) {
 		}
 	}()
 	lock := filepath.Join(out, "."+id+".ceres-lock")
+	// Frozen once its attempt is recorded and its export holds the lock: a
+	// task first takes and drops the lock to see whether the shard is busy,
+	// then records its attempt, then stages; the holder writes its pid
+	// into the lock file once it holds it. The file alone is too early.
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(lock); err == nil {
-			break
+		if recs, _ := campaign.ReadRecords(out, id); len(recs) == 1 {
+			if b, err := os.ReadFile(lock); err == nil && strings.HasPrefix(string(b), "pid ") {
+				break
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the first batch took no shard lock in a minute:\n%s", firstErr.String())
+			t.Fatalf("the first batch took no shard lock and recorded no attempt in a minute:\n%s", firstErr.String())
 		}
 	}
 	if err := first.Process.Signal(syscall.SIGSTOP); err != nil {

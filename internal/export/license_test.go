@@ -53,12 +53,14 @@ func TestExportLicense(t *testing.T) {
 	if rep.Exporter.Options.License != "cc-by-nc-4.0" {
 		t.Errorf("report options license %q", rep.Exporter.Options.License)
 	}
-	var stored struct {
-		Exporter struct {
-			Options map[string]any `json:"options"`
-		} `json:"exporter"`
-	}
 	for dir, want := range map[string]any{plain: nil, licensed: "cc-by-nc-4.0"} {
+		// A fresh value for each report: decoding into a map keeps the
+		// keys an earlier report left there.
+		var stored struct {
+			Exporter struct {
+				Options map[string]any `json:"options"`
+			} `json:"exporter"`
+		}
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(layout.ExportReportPath)))
 		if err != nil {
 			t.Fatal(err)
