@@ -202,7 +202,7 @@ func TestBrowserRecordingsExportTrueLevelsAndFrames(t *testing.T) {
 				if enc != "h264" {
 					continue
 				}
-				res, err = Shard(context.Background(), shard, Options{Journal: shifted, MaxPerCode: 1 << 20})
+				res, err = shardVideo(context.Background(), shard, Options{Journal: shifted, MaxPerCode: 1 << 20})
 				if err != nil {
 					t.Fatal(err)
 				}
