@@ -138,9 +138,12 @@ func TestE2ESlurmCampaignFrozenAndKilled(t *testing.T) {
 				upd.Env = c.env
 				_ = upd.Run()
 			}
-			// The killed export's step reports it failed when it can (the
-			// rerun job then runs its task); else SLURM requeues it.
-			if j.Restarts > 0 || r.PID == killed.PID && j.State == "FAILED" {
+			// The killed export's array task ends (FAILED when SLURM sees
+			// the kill, COMPLETED when its node's slurmd reports it later;
+			// the rerun job then runs what is not done) or SLURM requeues
+			// it. What must hold is checked below: the merge completes,
+			// one succeeded attempt per task, the local batch's shards.
+			if j.Restarts > 0 || r.PID == killed.PID && (j.State == "FAILED" || j.State == "COMPLETED") {
 				done++
 				if r.PID == killed.PID && !back {
 					c.cluster(t, "restart-node", kNode)
