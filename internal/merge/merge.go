@@ -439,14 +439,17 @@ func verifySource(ctx context.Context, s *source, into bool, files *pqcolumns.Fi
 		log.Debug("merge: the dataset appended to is as its merge sealed it", "dataset", s.dir)
 		return nil
 	case holds:
-		return verifySound(ctx, s.dir, true, files, vid)
+		return verifySound(ctx, s.dir, true, !into, files, vid)
 	}
 	log.Info("verifying in full: its seal does not hold", "dataset", s.dir, "why", why)
-	return verifySound(ctx, s.dir, false, files, vid)
+	return verifySound(ctx, s.dir, false, !into, files, vid)
 }
 
-// verifySound runs verify's quick or full check on a source.
-func verifySound(ctx context.Context, dir string, quick bool, files *pqcolumns.Files, vid Video) error {
+// verifySound runs verify's quick or full check on a source. A source
+// merged from (not the dataset appended to, whose files the output keeps)
+// is not refused for findings about what the merge does not carry over
+// (carriedNot).
+func verifySound(ctx context.Context, dir string, quick, mergedFrom bool, files *pqcolumns.Files, vid Video) error {
 	res, err := verify.Shard(ctx, dir, verify.Options{Quick: quick, Parquet: files, Video: vid})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -459,7 +462,7 @@ func verifySound(ctx context.Context, dir string, quick bool, files *pqcolumns.F
 	}
 	var lines []string
 	for _, f := range res.Findings {
-		if f.Severity == verify.SeverityError {
+		if f.Severity == verify.SeverityError && !(mergedFrom && carriedNot(f)) {
 			lines = append(lines, "  "+f.String())
 			if len(lines) == 10 {
 				lines = append(lines, fmt.Sprintf("  ... %d errors in all", res.Count(verify.SeverityError)))
@@ -467,11 +470,25 @@ func verifySound(ctx context.Context, dir string, quick bool, files *pqcolumns.F
 			}
 		}
 	}
+	if len(lines) == 0 {
+		return nil // only findings about what the merge does not carry over
+	}
 	how, flag := "full", ""
 	if quick {
 		how, flag = "quick", " --quick"
 	}
 	return fmt.Errorf("%w: %s fails a %s verify (run ceres-export verify%s %s):\n%s", ErrUnsound, dir, how, flag, dir, strings.Join(lines, "\n"))
+}
+
+// carriedNot reports whether finding f is about a file no merge carries
+// into its output: a source's meta/stats.json, since the merged statistics
+// are aggregated from each episode's own (which mergeable checks against
+// the rows: shard.ErrStatsContradictRows). LeRobot's own tools leave that
+// file stale (lerobot-edit-dataset deletes episodes without recomputing
+// it) or in float32; refusing such a source would refuse LeRobot's own
+// datasets for a file the merge never reads.
+func carriedNot(f verify.Finding) bool {
+	return f.File == layout.StatsPath && f.Code == "stats.mismatch"
 }
 
 // merger holds one Merge run.
@@ -816,13 +833,14 @@ func (m *merger) writeSource(ctx context.Context, b *shard.Builder, si int, s *s
 			moved.Index += srcIndex
 			meta.Ceres.Source = &moved
 		}
+		before := len(b.Restated())
 		if err := b.WriteEpisode(meta, episodeRows); err != nil {
-			if errors.Is(err, shard.ErrStatsContradictRows) {
-				// A foreign writer's statistics are taken as they are only
-				// while the rows bear them out.
-				return fmt.Errorf("%w: %s episode %d: %w", ErrUnsound, s.dir, e.Index, err)
-			}
 			return fmt.Errorf("%s episode %d: %w", s.dir, e.Index, err)
+		}
+		// A foreign writer's statistics are taken as they are only while
+		// the rows bear them out; otherwise the rows' own are written.
+		for _, r := range b.Restated()[before:] {
+			m.log.Warn("merge: statistics recomputed from the rows", "source", s.dir, "why", r.Error())
 		}
 	}
 	return nil

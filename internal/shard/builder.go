@@ -75,14 +75,23 @@ type EpisodeMeta struct {
 	// computed them); LeRobot's default columns are always computed, as
 	// their values depend on where the episode lands. Their count, min,
 	// max, mean and std must be those the rows give (quantiles, which
-	// writers estimate differently, must lie within min and max), or
-	// WriteEpisode fails with ErrStatsContradictRows.
+	// writers estimate differently, must lie within min and max); where
+	// the rows contradict them (LeRobot's own writer and editor leave such
+	// statistics for some dtypes, and after deleting episodes), the
+	// statistics the rows give are written instead, and Restated says so.
+	// Either way every output verifies sound.
 	Stats map[string]Stats
 }
+
+// Restated lists the statistics episodes brought that their rows
+// contradicted, each an error matching ErrStatsContradictRows: those
+// written are the rows' own.
+func (b *Builder) Restated() []error { return b.restated }
 
 // Builder writes a whole shard into a directory (normally a Staging.Dir):
 // data files while episodes arrive, metadata on Finish.
 type Builder struct {
+	restated []error // statistics brought by episodes that their rows contradicted
 	dir      string
 	opts     Options
 	features []Feature // caller features in order
@@ -226,7 +235,9 @@ func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeRows) error {
 	for i, f := range b.statsFts {
 		if s, ok := ep.Stats[f.Name]; ok && !isDefaultName(f.Name) {
 			if err := s.agreesWith(rec.stats[i], len(rec.stats[i].Mean)); err != nil {
-				return fmt.Errorf("shard: episode %d feature %q: %w: %w", index, f.Name, ErrStatsContradictRows, err)
+				// The rows' own statistics stand instead (rec.stats[i]).
+				b.restated = append(b.restated, fmt.Errorf("episode %d feature %q: %w: %w", index, f.Name, ErrStatsContradictRows, err))
+				continue
 			}
 			rec.stats[i] = s.clone()
 		}
