@@ -41,8 +41,8 @@ var (
 	// shard twice, an output inside an input.
 	ErrUsage = errors.New("merge: bad input")
 	// ErrUnsound marks a source that is not sound: it fails its verify
-	// (verifySource), a stream contradicts its feature's info, or its
-	// statistics contradict its rows.
+	// (verifySource) or a stream contradicts its feature's info.
+	// Statistics its rows contradict are recomputed, not refused.
 	ErrUnsound = errors.New("merge: a source is not sound")
 )
 
