@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"github.com/ceres-robotics/ceres-export/internal/textout"
 	"io"
 	"maps"
 	"slices"
@@ -12,7 +13,7 @@ import (
 // WriteText writes the report as the text export prints without --json,
 // for the shard dir.
 func (r *Report) WriteText(w io.Writer, dir string) error {
-	ew := &errWriter{w: w}
+	ew := textout.New(w)
 	fmt.Fprintf(ew, "shard %s\n", dir)
 	fmt.Fprintf(ew, "  session %s, %d fps (%s)\n", r.SessionID, r.FPS, r.FPSSource)
 	fmt.Fprintf(ew, "  %d episodes, %d frames; attempts:", r.Episodes, r.Frames)
@@ -58,7 +59,7 @@ func (r *Report) WriteText(w io.Writer, dir string) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(ew, "  note: %s\n", n)
 	}
-	return ew.err
+	return ew.Err()
 }
 
 // orNone is "-" for an empty value.
@@ -67,19 +68,4 @@ func orNone(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// errWriter remembers the first write error so printing code stays linear.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(b []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(b)
-	e.err = err
-	return n, err
 }

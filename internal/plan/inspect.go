@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/ceres-robotics/ceres-export/internal/textout"
 	"io"
 	"maps"
 	"slices"
@@ -84,16 +85,16 @@ func orNone(s string) string {
 // WriteText writes the inspection as text: the form `journal inspect`
 // prints without --json.
 func (in *Inspection) WriteText(w io.Writer) error {
-	ew := &errWriter{w: w}
-	for _, section := range []func(*errWriter, *Inspection){writeSessionHead, writeStreams, writeRecords, writeAttempts} {
+	ew := textout.New(w)
+	for _, section := range []func(*textout.Writer, *Inspection){writeSessionHead, writeStreams, writeRecords, writeAttempts} {
 		section(ew, in)
 	}
-	return ew.err
+	return ew.Err()
 }
 
 // writeSessionHead is the session, its recorder, specification and end.
-func writeSessionHead(ew *errWriter, in *Inspection) {
-	p := ew.printf
+func writeSessionHead(ew *textout.Writer, in *Inspection) {
+	p := ew.Printf
 	info := in.Session
 	p("session   %s\n", info.SessionID)
 	p("started   %s\n", info.StartedAt)
@@ -119,8 +120,8 @@ func writeSessionHead(ew *errWriter, in *Inspection) {
 }
 
 // writeStreams is a line per stream: its kind, rate, fields and samples.
-func writeStreams(ew *errWriter, in *Inspection) {
-	ew.printf("\nstreams:\n")
+func writeStreams(ew *textout.Writer, in *Inspection) {
+	ew.Printf("\nstreams:\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	for _, st := range in.Session.Streams {
 		switch st.Kind {
@@ -150,13 +151,13 @@ func writeStreams(ew *errWriter, in *Inspection) {
 			fmt.Fprintf(tw, "  %s\t%s\t\t\t\n", st.ID, st.Kind)
 		}
 	}
-	flushTo(ew, tw)
+	flushTo(tw)
 }
 
 // writeRecords is the record counts, segments and what was torn, skipped,
 // unknown or missing.
-func writeRecords(ew *errWriter, in *Inspection) {
-	p := ew.printf
+func writeRecords(ew *textout.Writer, in *Inspection) {
+	p := ew.Printf
 	r := in.Report
 	counts := make([]string, 0, len(r.RecordCounts))
 	for _, name := range []string{"SESSION", "SPEC", "EVENT", "SAMPLES", "MEDIA", "END"} {
@@ -175,7 +176,7 @@ func writeRecords(ew *errWriter, in *Inspection) {
 	for _, sg := range r.Segments {
 		fmt.Fprintf(tw, "  %s\t%d bytes\t%d records\tsha256 %s\n", sg.Name, sg.Size, sg.Records, sg.SHA256)
 	}
-	flushTo(ew, tw)
+	flushTo(tw)
 	if r.Torn != nil {
 		p("torn tail: %s@%d, %d bytes dropped\n", r.Torn.Segment, r.Torn.Offset, r.Torn.Bytes)
 	} else {
@@ -201,8 +202,8 @@ func writeRecords(ew *errWriter, in *Inspection) {
 
 // writeUnknowns is what the journal held that this reader does not know,
 // and the media files it names that are missing.
-func writeUnknowns(ew *errWriter, r journal.Report) {
-	p := ew.printf
+func writeUnknowns(ew *textout.Writer, r journal.Report) {
+	p := ew.Printf
 	if len(r.UnknownRecordTypes) > 0 {
 		types := make([]string, 0, len(r.UnknownRecordTypes))
 		for _, typ := range slices.Sorted(maps.Keys(r.UnknownRecordTypes)) {
@@ -227,8 +228,8 @@ func writeUnknowns(ew *errWriter, r journal.Report) {
 
 // writeAttempts is every attempt with its window and fate, then the fates,
 // pauses, resets and diagnostics.
-func writeAttempts(ew *errWriter, in *Inspection) {
-	p := ew.printf
+func writeAttempts(ew *textout.Writer, in *Inspection) {
+	p := ew.Printf
 	pl := in.Plan
 	frames := 0
 	for _, e := range pl.Episodes {
@@ -254,13 +255,13 @@ func writeAttempts(ew *errWriter, in *Inspection) {
 		}
 		fmt.Fprintf(tw, "  %d\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%s\n", a.Cycle, a.Task, a.Repetition, a.Attempt, window, a.Length, fate, orNone(a.Outcome), orNone(a.Cause))
 	}
-	flushTo(ew, tw)
+	flushTo(tw)
 	writeIntervals(ew, pl)
 }
 
 // writeIntervals is the plan's fates, pauses, resets and diagnostics.
-func writeIntervals(ew *errWriter, pl *Plan) {
-	p := ew.printf
+func writeIntervals(ew *textout.Writer, pl *Plan) {
+	p := ew.Printf
 	fates := []string{}
 	for _, f := range []Fate{Accepted, Retried, Incomplete, Empty, Anomalous} {
 		if n := pl.Count(f); n > 0 {
@@ -297,25 +298,6 @@ func writeIntervals(ew *errWriter, pl *Plan) {
 	}
 }
 
-// errWriter remembers the first write error so printing code stays linear.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(b []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(b)
-	e.err = err
-	return n, err
-}
-
-func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
-
-func flushTo(ew *errWriter, tw *tabwriter.Writer) {
-	if err := tw.Flush(); err != nil && ew.err == nil {
-		ew.err = err
-	}
-}
+// flushTo flushes tw, which writes into a textout.Writer: a failed flush
+// is a failed write of that writer's, which it keeps.
+func flushTo(tw *tabwriter.Writer) { _ = tw.Flush() }
