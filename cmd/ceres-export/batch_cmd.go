@@ -164,7 +164,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	}
 	// With --json stdout holds one JSON document, written last (it names
 	// the merged datasets); the human summary went to stderr.
-	doc := batch.NewDocument(m.CampaignID, opts.Output, share, sum, merged, int(exitstatus.Of(err)))
+	doc := batch.NewDocument(m.CampaignID, opts.Output, share, sum, merged, int(exitstatus.Of(exitstatus.Stopped(ctx, err))))
 	if werr := writeJSON(s, doc); werr != nil && err == nil {
 		return werr
 	}

@@ -9,4 +9,5 @@ const (
 	exitUsage    = int(exitstatus.Usage)
 	exitCorrupt  = int(exitstatus.Corrupt)
 	exitFailed   = int(exitstatus.Failed)
+	exitSIGTERM  = int(exitstatus.Terminate)
 )

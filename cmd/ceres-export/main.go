@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
@@ -28,15 +29,19 @@ func main() {
 	// Likewise for the C heap: FFmpeg's growing MP4 index must not leave
 	// holes behind in it (see video.MapLargeAllocations).
 	video.MapLargeAllocations(largeAllocation)
-	// The first SIGINT or SIGTERM cancels ctx: every command stops, removes
-	// its staging and exits 4. A second one kills at once (the next run
-	// removes what that leaves behind).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first SIGINT or SIGTERM cancels ctx with the signal as its
+	// cause: every command stops, removes its staging and exits 128 + the
+	// signal's number (exitstatus.Stopped). A second one kills at once
+	// (the next run removes what that leaves behind).
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-ctx.Done()
-		stop()
+		sig := <-sigs
+		signal.Stop(sigs)
+		cancel(&exitstatus.Signal{Signal: sig.(syscall.Signal)})
 	}()
 	code := Main(ctx, os.Args[1:], streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
-	stop()
+	signal.Stop(sigs)
 	os.Exit(code)
 }

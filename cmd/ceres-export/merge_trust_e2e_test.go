@@ -503,7 +503,7 @@ func TestE2ESIGTERMSaysInterrupted(t *testing.T) {
 				_ = cmd.Process.Signal(syscall.SIGTERM)
 				_ = cmd.Wait()
 				code := cmd.ProcessState.ExitCode()
-				if code != exitFailed {
+				if code != exitSIGTERM {
 					continue // finished first, or killed before its handler was set
 				}
 				if !strings.Contains(stderr.String(), "interrupted") || strings.Contains(stderr.String(), "context canceled") {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/testtree"
 )
 
@@ -171,9 +172,10 @@ func mustRunBytes(t *testing.T, args ...string) []byte {
 // A FIFO where a file is expected is an error naming it, found at once:
 // TestE2EFIFOEveryInput, over every input the tool opens.
 
-// SIGTERM and SIGINT stop every command promptly, with exit 4 and no
-// staging or lock left: a read of a pipe nobody writes to, an export and a
-// merge at work. The binary is built with the ceres_testhooks tag: with
+// SIGTERM and SIGINT stop every command promptly, with exit 128 + the
+// signal's number (143, 130: what a scheduler tells from a failure, 4)
+// and no staging or lock left: a read of a pipe nobody writes to, an
+// export, a merge and a campaign's batch at work. The binary is built with the ceres_testhooks tag: with
 // CERES_TEST_PAUSE_STAGED=1 a command waits, once its staging directory is
 // made, for the signal (internal/output/testhook_pause.go), so the signal
 // always arrives before the work is done and an exit 0 is a failure.
@@ -216,6 +218,37 @@ func TestE2ESignalsStop(t *testing.T) {
 			}
 			noStaging(t, parent)
 		})
+		t.Run(sig.String()+" batch", func(t *testing.T) {
+			dir := t.TempDir()
+			manifest := filepath.Join(dir, "campaign.json")
+			if err := os.WriteFile(manifest, []byte(`{"schema_version": 1, "campaign_id": "sig",
+  "defaults": {"export": {"no_report": true}},
+  "settings": {"h264": {"export": {"vcodec": "h264"}}},
+  "cases": [{"case_id": "c01", "setting_id": "h264", "run_id": "1", "session": "`+session+`"}]}
+`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out")
+			signalled(t, sig, stagedUnder(dir), 0, nil, "batch", manifest, "-o", out)
+			if stagedUnder(dir)() {
+				t.Errorf("a stopped batch left a staging directory under %s", dir)
+			}
+		})
+	}
+}
+
+// stagedUnder reports whether a staging directory exists anywhere under
+// dir: a batch's task is at work, paused until its signal.
+func stagedUnder(dir string) func() bool {
+	return func() bool {
+		found := false
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() && strings.Contains(d.Name(), ".ceres-tmp-") {
+				found = true
+			}
+			return nil
+		})
+		return found
 	}
 }
 
@@ -229,7 +262,8 @@ func staged(parent, base string) func() bool {
 }
 
 // signalled starts a command and sends it sig a while after ready reports
-// true (nil: at once), and checks that it ends within 10 s with exit 4.
+// true (nil: at once), and checks that it ends within 10 s with exit
+// 128 + sig.
 // With ready, the command runs with CERES_TEST_PAUSE_STAGED=1: it waits for
 // the signal once its staging directory exists, so it cannot finish first.
 func signalled(t *testing.T, sig syscall.Signal, ready func() bool, after time.Duration, stdin io.Reader, args ...string) {
@@ -263,8 +297,12 @@ func signalled(t *testing.T, sig syscall.Signal, ready func() bool, after time.D
 		<-done
 		t.Fatalf("%s did not stop %s within 10 s", sig, strings.Join(args, " "))
 	}
-	if code := cmd.ProcessState.ExitCode(); code != exitFailed {
-		t.Errorf("exit %d after %s (stopped in %v), want %d:\n%s", code, sig, time.Since(start), exitFailed, errb.String())
+	want := exitSIGTERM
+	if sig == syscall.SIGINT {
+		want = int(exitstatus.Interrupt)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != want {
+		t.Errorf("exit %d after %s (stopped in %v), want %d:\n%s", code, sig, time.Since(start), want, errb.String())
 	}
 }
 

@@ -81,7 +81,7 @@ func Main(ctx context.Context, args []string, s streams) int {
 		// wrong number of arguments.
 		err = exitstatus.Mark(exitstatus.UsageError, err)
 	}
-	return printError(s.Err, err)
+	return printError(s.Err, exitstatus.Stopped(ctx, err))
 }
 
 // printError prints err (unless already printed) and returns its exit
@@ -93,7 +93,12 @@ func printError(w io.Writer, err error) int {
 		// The first SIGINT or SIGTERM cancels every command's context
 		// (main): what the user did is say stop, and "context canceled",
 		// wrapped in whatever was running, tells them nothing more.
-		fmt.Fprintln(w, "ceres-export: interrupted")
+		var sig *exitstatus.Signal
+		if errors.As(err, &sig) {
+			fmt.Fprintf(w, "ceres-export: interrupted (%v)\n", sig)
+		} else {
+			fmt.Fprintln(w, "ceres-export: interrupted")
+		}
 	default:
 		fmt.Fprintf(w, "ceres-export: %v\n", err)
 	}

@@ -209,7 +209,7 @@ func specCheckFile(ctx context.Context, s streams, name string) (specCheckResult
 	data, err := specReadFile(ctx, s, name)
 	if err != nil {
 		r.Error = err.Error()
-		return r, exitstatus.Of(err)
+		return r, exitstatus.Of(exitstatus.Stopped(ctx, err))
 	}
 	spec, err := taskspec.Parse(data)
 	var invalid *taskspec.InvalidError

@@ -238,7 +238,8 @@ func TestKubernetesJobStrict(t *testing.T) {
 		t.Errorf("backoffLimitPerIndex %v, want max_attempts-1 = 2", spec.BackoffLimitPerIndex)
 	}
 	rules := spec.PodFailurePolicy.Rules
-	if len(rules) != 2 || rules[1].Action != batchv1.PodFailurePolicyActionFailIndex || !slices.Equal(rules[1].OnExitCodes.Values, []int32{1, 2}) ||
+	if len(rules) != 3 || rules[2].Action != batchv1.PodFailurePolicyActionFailIndex || !slices.Equal(rules[2].OnExitCodes.Values, []int32{1, 2}) ||
+		rules[1].Action != batchv1.PodFailurePolicyActionIgnore || !slices.Equal(rules[1].OnExitCodes.Values, []int32{143}) ||
 		rules[0].Action != batchv1.PodFailurePolicyActionIgnore || rules[0].OnPodConditions[0].Type != corev1.DisruptionTarget {
 		t.Errorf("pod failure policy %+v", spec.PodFailurePolicy)
 	}
@@ -247,7 +248,7 @@ func TestKubernetesJobStrict(t *testing.T) {
 		t.Fatalf("pod %+v", pod)
 	}
 	c := pod.Containers[0]
-	if rules[1].OnExitCodes.ContainerName == nil || c.Name != *rules[1].OnExitCodes.ContainerName || c.VolumeMounts[0].MountPath != "/campaign" {
+	if rules[2].OnExitCodes.ContainerName == nil || c.Name != *rules[2].OnExitCodes.ContainerName || c.VolumeMounts[0].MountPath != "/campaign" {
 		t.Errorf("container %+v", c)
 	}
 	wantArgs := []string{"batch", "/campaign/c.json", "-o", "/campaign/out", "--array-count", "2", "--jobs", "1", "--wait-busy", "1h0m0s"}

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,9 +164,10 @@ func TestKubernetesJobDefaultResources(t *testing.T) {
 
 // A pod lost to a disruption (drained, evicted, preempted, its node shut
 // down or lost) is ignored whatever its exit status, so the first rule
-// that matches it must be the disruption's: the batch it ran was stopped
-// by SIGTERM (exit 4), and a failure that stands (1) or a manifest error
-// (2) found while stopping does not make it the index's fault either.
+// that matches it must be the disruption's: a failure that stands (1) or
+// a manifest error (2) found while stopping does not make it the index's
+// fault. A pod stopped by SIGTERM without a disruption (deleted by hand)
+// exits 143 and is ignored too; an I/O failure (4) counts.
 func TestKubernetesJobDisruptionRuleFirst(t *testing.T) {
 	spec := strictJob(t, kubeManifest(t, plainTasks), kubeOptions()).Spec
 	// The replacement of a pod being stopped starts only once that pod
@@ -174,10 +176,31 @@ func TestKubernetesJobDisruptionRuleFirst(t *testing.T) {
 		t.Errorf("podReplacementPolicy %v, want Failed", spec.PodReplacementPolicy)
 	}
 	rules := spec.PodFailurePolicy.Rules
-	if len(rules) != 2 || rules[0].Action != batchv1.PodFailurePolicyActionIgnore || len(rules[0].OnPodConditions) != 1 ||
-		rules[0].OnPodConditions[0].Type != corev1.DisruptionTarget ||
-		rules[1].Action != batchv1.PodFailurePolicyActionFailIndex || rules[1].OnExitCodes == nil {
-		t.Errorf("rules %+v: want Ignore on DisruptionTarget, then FailIndex on exit 1 and 2", rules)
+	if len(rules) != 3 || rules[0].Action != batchv1.PodFailurePolicyActionIgnore || len(rules[0].OnPodConditions) != 1 ||
+		rules[0].OnPodConditions[0].Type != corev1.DisruptionTarget {
+		t.Fatalf("rules %+v: want Ignore on DisruptionTarget first, then Ignore on 143, then FailIndex on exit 1 and 2", rules)
+	}
+	// What each exit status does, as the Job controller matches it: the
+	// first rule whose exit codes hold it.
+	action := func(code int32) batchv1.PodFailurePolicyAction {
+		for _, r := range rules {
+			if r.OnExitCodes != nil && r.OnExitCodes.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn && slices.Contains(r.OnExitCodes.Values, code) {
+				return r.Action
+			}
+		}
+		return batchv1.PodFailurePolicyActionCount
+	}
+	for code, want := range map[int32]batchv1.PodFailurePolicyAction{
+		1:   batchv1.PodFailurePolicyActionFailIndex,
+		2:   batchv1.PodFailurePolicyActionFailIndex,
+		3:   batchv1.PodFailurePolicyActionCount,
+		4:   batchv1.PodFailurePolicyActionCount,
+		137: batchv1.PodFailurePolicyActionCount, // SIGKILL: out of memory
+		143: batchv1.PodFailurePolicyActionIgnore,
+	} {
+		if got := action(code); got != want {
+			t.Errorf("exit %d: %s, want %s", code, got, want)
+		}
 	}
 }
 

@@ -638,13 +638,18 @@ func KubernetesJob(campaignID string, tasks []Task, o KubernetesOptions) ([]byte
 			"maxFailedIndexes":        maxFailed,
 			"activeDeadlineSeconds":   int64(deadline / time.Second),
 			"ttlSecondsAfterFinished": int64(ttl / time.Second),
-			// First match wins: a disruption is ignored before its exit
-			// status (SIGTERM: 4, as an I/O failure, which must count) is
-			// looked at.
+			// First match wins: a disruption is ignored whatever its
+			// exit status; so is a pod stopped by SIGTERM with no
+			// disruption said (deleted by hand), which a batch tells by
+			// its status, 143, from a failure that must count (4, a full
+			// disk); 1 and 2 fail the index, which a new pod would fail
+			// the same way.
 			"podFailurePolicy": map[string]any{"rules": []any{
 				map[string]any{"action": "Ignore", "onPodConditions": []any{map[string]any{"type": "DisruptionTarget"}}},
+				map[string]any{"action": "Ignore", "onExitCodes": map[string]any{
+					"containerName": "ceres-export", "operator": "In", "values": []int{exitSIGTERM}}},
 				map[string]any{"action": "FailIndex", "onExitCodes": map[string]any{
-					"containerName": "ceres-export", "operator": "In", "values": []int{1, 2}}},
+					"containerName": "ceres-export", "operator": "In", "values": []int{exitFindings, exitUsage}}},
 			}},
 			"template": map[string]any{"spec": pod},
 		},
@@ -655,6 +660,15 @@ func KubernetesJob(campaignID string, tasks []Task, o KubernetesOptions) ([]byte
 	}
 	return append(b, '\n'), nil
 }
+
+// The exit statuses a Job's podFailurePolicy names (internal/exitstatus
+// holds them; campaign stays free of what that package imports, and a test
+// there holds these to its table).
+const (
+	exitFindings = 1   // the input is not sound: a new pod fails the same way
+	exitUsage    = 2   // the manifest or an input is refused: likewise
+	exitSIGTERM  = 143 // stopped by SIGTERM: a pod deleted by hand
+)
 
 // checkPaths refuses a Job whose pods could not find their inputs or
 // OUT: the pods see the claim at MountPath and nothing else of the

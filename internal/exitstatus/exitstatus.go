@@ -13,6 +13,7 @@ package exitstatus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"slices"
 	"strconv"
@@ -41,6 +42,14 @@ const (
 	Usage    Status = 2 // a usage error, an input that cannot be read, a destination that may not be written
 	Corrupt  Status = 3 // the journal is corrupt
 	Failed   Status = 4 // the operation failed for another reason; nothing was replaced
+
+	// A command stopped by a signal exits 128 + the signal's number, the
+	// status a shell reports for a process the signal ended: a scheduler
+	// tells a stop it asked for from a failure by it (a Kubernetes Job
+	// ignores 143, so a pod deleted by hand is not held against the
+	// index's retries, where a full disk, 4, must be).
+	Interrupt Status = 128 + Status(syscall.SIGINT)  // 130
+	Terminate Status = 128 + Status(syscall.SIGTERM) // 143
 )
 
 // Meanings says what each status means for every command: README's exit
@@ -53,7 +62,9 @@ var Meanings = []struct {
 	{Findings, "the input was read and is not sound: specification violations, verify findings, a journal that breaks the format's rules, an export that cannot be made as asked (no accepted episode, a specification or profile that does not fit, a strictness switch tripped)"},
 	{Usage, "usage error, an input that cannot be read at all (missing, no permission, not a regular file, a symbolic link loop), or a destination that may not be written (it exists without --replace, overlaps an input, is not an output of ceres-export)"},
 	{Corrupt, "the journal is corrupt (bad frame inside a segment, segment gap, bad header); `--salvage` reads past corruption and reports what it skipped"},
-	{Failed, "the operation failed for another reason (I/O, encoder, a busy destination, a signal); an existing output is left untouched"},
+	{Failed, "the operation failed for another reason (I/O, encoder, a busy destination); an existing output is left untouched"},
+	{Interrupt, "stopped by SIGINT (Ctrl-C): the staging is removed, an existing output is left untouched"},
+	{Terminate, "stopped by SIGTERM (`kill`, `scancel`, a pod deleted or drained): the staging is removed, an existing output is left untouched"},
 }
 
 // Class is one kind of failure: the status it maps to, how a help text
@@ -108,7 +119,11 @@ var (
 
 	JournalCorrupt = Class{Corrupt, "the journal is corrupt: a bad checksum mid-segment, a missing segment, a bad segment header (--salvage reads past corruption)", []error{journal.ErrCorrupt, journal.ErrSegmentGap, journal.ErrBadHeader}}
 
-	Interrupted = Class{Failed, "interrupted by a signal", []error{context.Canceled, context.DeadlineExceeded}}
+	// Interrupted is a command stopped by SIGINT or SIGTERM (Stopped
+	// finds which); a cancellation with no signal behind it is Cancelled.
+	Interrupted = Class{Interrupt, "stopped by SIGINT", nil}
+	terminated  = Class{Terminate, "stopped by SIGTERM", nil} // listed with Interrupted
+	Cancelled   = Class{Failed, "cancelled", []error{context.Canceled, context.DeadlineExceeded}}
 	Busy        = Class{Failed, "another process is writing the destination", []error{output.ErrDestinationBusy}}
 	WriteFailed = Class{Failed, "the operation failed (I/O, the encoder); an existing output is untouched", nil}
 )
@@ -118,7 +133,7 @@ var (
 var known = []Class{
 	Unreadable, DestinationExists, DestinationRefused, NoSalt, MergeInput, SourcesDiffer, LicensesDiffer,
 	JournalInvalid, NoEpisodes, SpecMismatch, ProfileMismatch, Strict, SizeUnsupported, Unsound,
-	JournalCorrupt, Interrupted, Busy,
+	JournalCorrupt, Cancelled, Busy,
 }
 
 // marked is an error a command classed itself.
@@ -166,6 +181,10 @@ func Of(err error) Status {
 	if err == nil {
 		return OK
 	}
+	var sig *Signal
+	if errors.As(err, &sig) {
+		return 128 + Status(sig.Signal)
+	}
 	var m *marked
 	if errors.As(err, &m) && m.printed {
 		return m.status
@@ -187,9 +206,20 @@ func Of(err error) Status {
 func Help(success string, classes ...Class) string {
 	by := map[Status][]string{OK: {success}}
 	for _, c := range classes {
-		if !slices.Contains(by[c.Status], c.Says) {
-			by[c.Status] = append(by[c.Status], c.Says)
+		also := []Class{c}
+		if c.Status == Interrupt {
+			// A command one signal stops, the other stops too.
+			also = append(also, terminated)
 		}
+		for _, c := range also {
+			if !slices.Contains(by[c.Status], c.Says) {
+				by[c.Status] = append(by[c.Status], c.Says)
+			}
+		}
+	}
+	width := 0
+	for st := range by {
+		width = max(width, len(strconv.Itoa(int(st))))
 	}
 	var b strings.Builder
 	b.WriteString("\n\nEXIT STATUS\n")
@@ -198,7 +228,7 @@ func Help(success string, classes ...Class) string {
 		if len(says) == 0 {
 			continue
 		}
-		wrap(&b, strconv.Itoa(int(m.Status)), strings.Join(says, "; "))
+		wrap(&b, fmt.Sprintf("%-*d", width, m.Status), strings.Join(says, "; "))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -227,3 +257,40 @@ func wrap(b *strings.Builder, code, text string) {
 	}
 	b.WriteString(line + "\n")
 }
+
+// Signal is the cause a command's context is cancelled with when the
+// process is told to stop (main): Stopped puts it on the command's
+// error, and Of gives 128 + its number.
+type Signal struct{ Signal syscall.Signal }
+
+func (s *Signal) Error() string { return "stopped by " + signalName(s.Signal) }
+
+func signalName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return "signal " + strconv.Itoa(int(sig))
+}
+
+// Stopped returns err with ctx's Signal on it when err is the
+// cancellation a signal caused, so that Of gives the signal's status;
+// any other err is returned as it is.
+func Stopped(ctx context.Context, err error) error {
+	var sig *Signal
+	if err == nil || !errors.Is(err, context.Canceled) || !errors.As(context.Cause(ctx), &sig) {
+		return err
+	}
+	return &stopped{sig: sig, err: err}
+}
+
+// stopped is a command's error with the signal that stopped it.
+type stopped struct {
+	sig *Signal
+	err error
+}
+
+func (s *stopped) Error() string   { return s.err.Error() }
+func (s *stopped) Unwrap() []error { return []error{s.sig, s.err} }

@@ -2,6 +2,7 @@ package exitstatus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
@@ -55,6 +57,16 @@ func TestOf(t *testing.T) {
 		{fmt.Errorf("merge setting s: %w: a is licensed mit and b is licensed cc-by-4.0", merge.ErrLicenses), Usage},
 		{Mark(WriteFailed, fmt.Errorf("%w: x", merge.ErrLicenses)), Usage},
 		{context.Canceled, Failed},
+		// A cancellation a signal caused is that signal's status,
+		// 128 + its number, however deep the command wrapped it.
+		{Stopped(stoppedBy(syscall.SIGTERM), fmt.Errorf("export: camera 0: %w", context.Canceled)), 143},
+		{Stopped(stoppedBy(syscall.SIGINT), fmt.Errorf("merge: %w", context.Canceled)), 130},
+		{Mark(WriteFailed, Stopped(stoppedBy(syscall.SIGTERM), context.Canceled)), 143},
+		// A failure the signal did not cause keeps its own status.
+		{Stopped(stoppedBy(syscall.SIGTERM), pathErr(syscall.ENOSPC)), Failed},
+		{Stopped(stoppedBy(syscall.SIGTERM), fmt.Errorf("x: %w", export.ErrNoEpisodes)), Findings},
+		// A context cancelled by no signal is no signal's status.
+		{Stopped(context.Background(), context.Canceled), Failed},
 		{pathErr(syscall.ENOSPC), Failed},
 		{pathErr(syscall.EIO), Failed},
 		{errors.New("encoder failed"), Failed},
@@ -64,6 +76,9 @@ func TestOf(t *testing.T) {
 		if got := Of(c.err); got != c.want {
 			t.Errorf("Of(%v) = %d, want %d", c.err, got, c.want)
 		}
+	}
+	if Stopped(stoppedBy(syscall.SIGTERM), nil) != nil {
+		t.Error("Stopped of nil is not nil")
 	}
 	if Mark(UsageError, nil) != nil {
 		t.Error("Mark of nil is not nil")
@@ -101,7 +116,7 @@ func TestREADMETable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile(`(?m)^\| ([0-9]) \| (.*) \|$`)
+	row := regexp.MustCompile(`(?m)^\| ([0-9]+) \| (.*) \|$`)
 	got := map[int]string{}
 	for _, m := range row.FindAllStringSubmatch(string(b), -1) {
 		n, _ := strconv.Atoi(m[1])
@@ -114,5 +129,54 @@ func TestREADMETable(t *testing.T) {
 	}
 	if len(got) != len(Meanings) {
 		t.Errorf("README lists %d exit statuses, the table %d", len(got), len(Meanings))
+	}
+}
+
+// stoppedBy is a context cancelled as main cancels it on sig.
+func stoppedBy(sig syscall.Signal) context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(&Signal{Signal: sig})
+	return ctx
+}
+
+// A Kubernetes Job's podFailurePolicy names exit statuses (campaign
+// cannot import this package, which pulls in FFmpeg): they are this
+// table's, so that a stop by SIGTERM is ignored and a failure of the
+// inputs fails the index.
+func TestKubernetesJobNamesTheTablesStatuses(t *testing.T) {
+	m, err := campaign.Parse("/campaign/c.json", []byte(`{"schema_version": 1, "campaign_id": "c", "settings": {"s": {}},
+		"cases": [{"case_id": "a", "setting_id": "s", "run_id": "1", "session": "a"}]}`), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := campaign.KubernetesJob("c", m.Tasks, campaign.KubernetesOptions{
+		ScriptOptions: campaign.ScriptOptions{Binary: "ceres-export", Manifest: "/campaign/c.json", Out: "/campaign/out", ArrayCount: 1},
+		Image:         "ceres-export:test", Claim: "claim", MountPath: "/campaign",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job struct {
+		Spec struct {
+			PodFailurePolicy struct {
+				Rules []struct {
+					Action      string
+					OnExitCodes *struct{ Values []int }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &job); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]int{}
+	for _, r := range job.Spec.PodFailurePolicy.Rules {
+		if r.OnExitCodes != nil {
+			got[r.Action] = append(got[r.Action], r.OnExitCodes.Values...)
+		}
+	}
+	want := map[string][]int{"Ignore": {int(Terminate)}, "FailIndex": {int(Findings), int(Usage)}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the Job's exit codes by action %v, want %v", got, want)
 	}
 }
