@@ -5,17 +5,19 @@ import (
 	"testing"
 )
 
-// The embedded bytes are the file's (internal/profile's tests parse them).
+// The embedded bytes are the files', and both parse as the profiles their
+// sessions need.
 func TestShippedProfiles(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("synth.yaml")
-	if err != nil {
-		t.Fatal(err)
+	for path, embedded := range map[string][]byte{"synth.yaml": synthYAML, "synth-arm.yaml": synthArmYAML} {
+		if b, err := os.ReadFile(path); err != nil || string(b) != string(embedded) {
+			t.Errorf("embedded bytes differ from %s (%v)", path, err)
+		}
 	}
-	if string(b) != string(SynthYAML()) {
-		t.Error("embedded bytes differ from synth.yaml")
+	if p := Synth(); len(p.Features) == 0 || p.Features[0].Name != "observation.state" {
+		t.Errorf("synth profile declares %+v, want observation.state first", p.Features)
 	}
-	if b, err = os.ReadFile("synth-arm.yaml"); err != nil || string(b) != string(SynthArmYAML()) {
-		t.Errorf("embedded bytes differ from synth-arm.yaml (%v)", err)
+	if p := SynthArm(); len(p.Features) != 3 || p.Features[0].Name != "observation.state" || p.Features[1].Name != "action" {
+		t.Errorf("synth arm profile declares %+v, want observation.state, action and the gripper", p.Features)
 	}
 }

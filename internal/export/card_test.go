@@ -10,8 +10,8 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
-	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/profiles"
 )
 
 // TestCard: the dataset card names the session, the specification, the
@@ -22,7 +22,7 @@ func TestCard(t *testing.T) {
 	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
 	var cards []string
 	for _, d := range dirs {
-		rep, err := Export(context.Background(), session, d, Options{Profile: profile.Synth()})
+		rep, err := Export(context.Background(), session, d, Options{Profile: profiles.Synth()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestCard(t *testing.T) {
 func TestCardMetadataOnly(t *testing.T) {
 	session := smallSession(t, synth.Options{Seed: 53})
 	dest := filepath.Join(t.TempDir(), "shard")
-	if _, err := Export(context.Background(), session, dest, Options{Profile: profile.Synth(), Privacy: privacy.MetadataOnly, Salt: "salt"}); err != nil {
+	if _, err := Export(context.Background(), session, dest, Options{Profile: profiles.Synth(), Privacy: privacy.MetadataOnly, Salt: "salt"}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dest, layout.CardPath))

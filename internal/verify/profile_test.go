@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
-	"github.com/ceres-robotics/ceres-export/internal/profile"
+	"github.com/ceres-robotics/ceres-export/profiles"
 )
 
 // profileShard exports the fixture session with the synth profile.
@@ -20,7 +20,7 @@ func profileShard(t *testing.T) (session, shard string) {
 	t.Helper()
 	fx := goodShard(t)
 	shard = filepath.Join(t.TempDir(), "shard")
-	if _, err := export.Export(context.Background(), fx.session, shard, export.Options{Profile: profile.Synth(), Video: export.VideoOptions{Codec: "h264"}}); err != nil {
+	if _, err := export.Export(context.Background(), fx.session, shard, export.Options{Profile: profiles.Synth(), Video: export.VideoOptions{Codec: "h264"}}); err != nil {
 		t.Fatal(err)
 	}
 	return fx.session, shard
@@ -71,7 +71,7 @@ func TestProfileChecks(t *testing.T) {
 			})
 		}, "data.profile-next"},
 		{"stored profile is not the reported one", func(t *testing.T, shard string) {
-			p := profile.Synth()
+			p := profiles.Synth()
 			p.Drop = nil
 			if err := os.WriteFile(filepath.Join(shard, "ceres/profile.json"), p.Canonical(), 0o644); err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/profiles"
 )
 
 // mappedState is the --map observation.state=imu.accel,gripper.force,gripper.counter.
@@ -53,7 +54,7 @@ func TestExportVariants(t *testing.T) {
 		},
 		{
 			name: "synth profile: state and next-frame action", session: fx.session,
-			opts:    export.Options{Profile: profile.Synth(), Video: export.VideoOptions{Codec: "h264"}},
+			opts:    export.Options{Profile: profiles.Synth(), Video: export.VideoOptions{Codec: "h264"}},
 			feature: "action",
 		},
 		{
