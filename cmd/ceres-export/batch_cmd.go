@@ -165,7 +165,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	// With --json stdout holds one JSON document, written last (it names
 	// the merged datasets); the human summary went to stderr.
 	doc := batch.NewDocument(m.CampaignID, opts.Output, share, sum, merged, int(exitstatus.Of(err)))
-	if werr := writeJSON(s, doc); werr != nil && err == nil {
+	if werr := writeJSON(s, "batch", doc); werr != nil && err == nil {
 		return werr
 	}
 	return err
@@ -283,7 +283,7 @@ func runBatchPlan(opts PlanOptions, s streams) error {
 			return withCode(exitstatus.UsageError, err)
 		}
 	}
-	return writeJSON(s, map[string]any{"campaign_id": m.CampaignID, "array": share, "tasks": tasks})
+	return writeJSON(s, "batch_plan", map[string]any{"campaign_id": m.CampaignID, "array": share, "tasks": tasks})
 }
 
 // --- batch status
@@ -336,7 +336,7 @@ func runBatchStatus(opts StatusOptions, s streams) error {
 		return withCode(exitstatus.UsageError, err)
 	}
 	if opts.JSON {
-		err = writeJSON(s, st)
+		err = writeJSON(s, "batch_status", st)
 	} else {
 		err = st.WriteText(s.Out)
 	}

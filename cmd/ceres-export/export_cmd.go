@@ -148,9 +148,8 @@ func flagError(err error) error {
 
 // exportSummary is the --json output.
 type exportSummary struct {
-	MessageType string         `json:"message_type"`
-	Shard       string         `json:"shard"`
-	Report      *export.Report `json:"report"`
+	Shard  string         `json:"shard"`
+	Report *export.Report `json:"report"`
 }
 
 func runExport(ctx context.Context, opts ExportOptions, s streams) error {
@@ -176,7 +175,7 @@ func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(s, exportSummary{MessageType: "summary", Shard: opts.Output, Report: rep})
+		return writeJSON(s, "summary", exportSummary{Shard: opts.Output, Report: rep})
 	}
 	return withCode(exitstatus.WriteFailed, rep.WriteText(s.Out, opts.Output))
 }

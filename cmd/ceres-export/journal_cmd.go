@@ -95,7 +95,7 @@ func runJournalInspect(ctx context.Context, opts JournalInspectOptions, s stream
 		return withCode(exitstatus.WriteFailed, err)
 	}
 	if opts.JSON {
-		return writeJSON(s, in)
+		return writeJSON(s, "journal_inspect", in)
 	}
 	return withCode(exitstatus.WriteFailed, in.WriteText(s.Out))
 }

@@ -165,7 +165,7 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 		Tasks: res.Tasks, DataFiles: res.DataFiles, VideoFiles: res.VideoFiles,
 	}
 	if o.JSON {
-		return writeJSON(s, sum)
+		return writeJSON(s, "merge", sum)
 	}
 	fmt.Fprintf(s.Out, "merged %d shards (%d added): %d episodes, %d frames, %d tasks, %d data and %d video files in %s\n",
 		sum.Sources, sum.Added, sum.Episodes, sum.Frames, sum.Tasks, sum.DataFiles, sum.VideoFiles, sum.Output)

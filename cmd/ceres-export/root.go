@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,16 +55,52 @@ func (s streams) Logger() *slog.Logger {
 }
 
 // writeJSON writes v to stdout as one indented JSON document and a
-// newline: every command's --json output, whose keys are snake_case
-// (docs/development.md, "Adding a command"). Only a document that stdout
+// newline: every command's --json output. Its keys are snake_case, and
+// messageType names it: it is the first key, message_type, of the
+// document, or of each entry of a document that is an array
+// (docs/development.md, "JSON documents"). Only a document that stdout
 // cannot take fails, as an output that cannot be written.
-func writeJSON(s streams, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+func writeJSON(s streams, messageType string, v any) error {
+	b, err := json.Marshal(v)
+	if err == nil {
+		b, err = typed(messageType, b)
+	}
+	var out bytes.Buffer
+	if err == nil {
+		err = json.Indent(&out, b, "", "  ")
+	}
 	if err != nil {
 		return err
 	}
-	_, err = s.Out.Write(append(b, '\n'))
+	_, err = s.Out.Write(append(out.Bytes(), '\n'))
 	return withCode(exitstatus.WriteFailed, err)
+}
+
+// typed puts "message_type": messageType first in the object doc, or in
+// each object of the array doc.
+func typed(messageType string, doc []byte) ([]byte, error) {
+	if bytes.HasPrefix(doc, []byte("[")) {
+		var entries []json.RawMessage
+		if err := json.Unmarshal(doc, &entries); err != nil {
+			return nil, err
+		}
+		for i, e := range entries {
+			var err error
+			if entries[i], err = typed(messageType, e); err != nil {
+				return nil, err
+			}
+		}
+		return json.Marshal(entries)
+	}
+	if !bytes.HasPrefix(doc, []byte("{")) || bytes.HasPrefix(doc, []byte(`{"message_type":`)) {
+		return nil, fmt.Errorf("%s document %.40s: want objects that do not name their type themselves", messageType, doc)
+	}
+	head, _ := json.Marshal(messageType)
+	head = append([]byte(`{"message_type":`), head...)
+	if !bytes.Equal(doc, []byte("{}")) {
+		head = append(head, ',')
+	}
+	return append(head, doc[1:]...), nil
 }
 
 // withCode classes err as c for the exit status (exitstatus.Mark): a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -104,19 +105,13 @@ func specLoad(ctx context.Context, s streams, name string) (*taskspec.Spec, erro
 	if err != nil {
 		return nil, withCode(exitstatus.UsageError, err)
 	}
-	spec, err := taskspec.Parse(data)
-	var invalid *taskspec.InvalidError
+	r, spec := taskspec.CheckFile(name, data)
+	_ = r.WriteText(io.Discard, s.Err)
 	switch {
-	case errors.As(err, &invalid):
-		for _, v := range invalid.Violations {
-			fmt.Fprintf(s.Err, "%s: %s\n", name, v)
-		}
+	case r.Error != "":
+		return nil, withCode(exitstatus.WriteFailed, errors.New(r.Error))
+	case !r.Valid:
 		return nil, exitstatus.Printed(exitstatus.Findings)
-	case err != nil:
-		return nil, withCode(exitstatus.WriteFailed, fmt.Errorf("%s: %w", name, err))
-	}
-	for _, w := range spec.Warnings() {
-		fmt.Fprintf(s.Err, "%s: warning: %s\n", name, w)
 	}
 	return spec, nil
 }
@@ -137,37 +132,12 @@ func specReadFile(ctx context.Context, s streams, name string) ([]byte, error) {
 	return input.ReadFile(name)
 }
 
-// specFinding is a violation or warning in --json output.
-type specFinding struct {
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
-
-// specCheckResult is one file's entry in --json output. Hash is "" unless
-// Valid; Error is set only for a file that cannot be read.
-type specCheckResult struct {
-	File       string        `json:"file"`
-	Valid      bool          `json:"valid"`
-	Hash       string        `json:"hash"`
-	Warnings   []specFinding `json:"warnings"`
-	Violations []specFinding `json:"violations"`
-	Error      string        `json:"error,omitempty"`
-}
-
-func specFindings(vs []taskspec.Violation) []specFinding {
-	out := make([]specFinding, len(vs))
-	for i, v := range vs {
-		out[i] = specFinding{Path: v.Path, Message: v.Message}
-	}
-	return out
-}
-
 // runSpecCheck validates every file, printing results as it goes (or as
 // one JSON document at the end), and returns the worst exit status as
 // one whose messages are printed (exitstatus.Printed).
 func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files []string) error {
 	worst := exitstatus.OK
-	results := make([]specCheckResult, 0, len(files))
+	results := make([]taskspec.Check, 0, len(files))
 	for _, name := range files {
 		if err := ctx.Err(); err != nil {
 			return withCode(exitstatus.WriteFailed, err)
@@ -175,25 +145,16 @@ func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files [
 		r, code := specCheckFile(ctx, s, name)
 		worst = max(worst, code)
 		results = append(results, r)
-		if opts.JSON {
-			continue
-		}
 		switch {
+		case opts.JSON:
 		case r.Error != "":
 			fmt.Fprintf(s.Err, "ceres-export: spec check: %s\n", r.Error)
-		case r.Valid:
-			fmt.Fprintf(s.Out, "%s: valid, hash %s\n", name, r.Hash)
-			for _, w := range r.Warnings {
-				fmt.Fprintf(s.Err, "%s: warning: %s\n", name, taskspec.Violation(w))
-			}
 		default:
-			for _, v := range r.Violations {
-				fmt.Fprintf(s.Err, "%s: %s\n", name, taskspec.Violation(v))
-			}
+			_ = r.WriteText(s.Out, s.Err)
 		}
 	}
 	if opts.JSON {
-		if err := writeJSON(s, results); err != nil {
+		if err := writeJSON(s, "spec_check", results); err != nil {
 			return err
 		}
 	}
@@ -204,25 +165,17 @@ func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files [
 }
 
 // specCheckFile checks one file and returns its result and exit code.
-func specCheckFile(ctx context.Context, s streams, name string) (specCheckResult, exitstatus.Status) {
-	r := specCheckResult{File: name, Warnings: []specFinding{}, Violations: []specFinding{}}
+func specCheckFile(ctx context.Context, s streams, name string) (taskspec.Check, exitstatus.Status) {
 	data, err := specReadFile(ctx, s, name)
 	if err != nil {
-		r.Error = err.Error()
-		return r, exitstatus.Of(err)
+		return taskspec.UnreadableCheck(name, err), exitstatus.Of(err)
 	}
-	spec, err := taskspec.Parse(data)
-	var invalid *taskspec.InvalidError
-	switch {
-	case errors.As(err, &invalid):
-		r.Violations = specFindings(invalid.Violations)
-		return r, exitstatus.Findings
-	case err != nil:
-		r.Error = fmt.Sprintf("%s: %v", name, err)
+	switch r, _ := taskspec.CheckFile(name, data); {
+	case r.Error != "":
 		return r, exitstatus.Failed
+	case !r.Valid:
+		return r, exitstatus.Findings
+	default:
+		return r, exitstatus.OK
 	}
-	r.Valid = true
-	r.Hash = spec.Hash()
-	r.Warnings = specFindings(spec.Warnings())
-	return r, exitstatus.OK
 }

@@ -87,7 +87,7 @@ func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
 		return withCode(exitstatus.WriteFailed, err)
 	}
 	if opts.json {
-		return writeJSON(s, res)
+		return writeJSON(s, "synth", res)
 	}
 	fmt.Fprintf(s.Out, "session %s written to %s\n", res.SessionID, res.Dir)
 	fmt.Fprintf(s.Out, "  task specification %s\n", res.SpecHash)

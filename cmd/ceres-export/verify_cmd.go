@@ -113,7 +113,7 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 			return withCode(exitstatus.WriteFailed, err)
 		}
 		if opts.JSON {
-			if werr := writeJSON(s, verify.UnreadableDocument(opts.Shard, err)); werr != nil {
+			if werr := writeJSON(s, "verify", verify.UnreadableDocument(opts.Shard, err)); werr != nil {
 				return withCode(exitstatus.WriteFailed, werr)
 			}
 			return exitstatus.Printed(exitstatus.Usage)
@@ -121,7 +121,7 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 		return withCode(exitstatus.UsageError, err)
 	}
 	if opts.JSON {
-		err = writeJSON(s, res.Document())
+		err = writeJSON(s, "verify", res.Document())
 	} else {
 		err = res.WriteText(s.Out)
 	}

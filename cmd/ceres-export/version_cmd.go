@@ -36,7 +36,7 @@ ceres-export --version prints the same.`,
 func runVersion(opts VersionOptions, s streams) error {
 	r := version.NewReport()
 	if opts.JSON {
-		return writeJSON(s, r)
+		return writeJSON(s, "version", r)
 	}
 	_, err := fmt.Fprint(s.Out, r.Text())
 	return err

@@ -103,11 +103,10 @@ func (r TaskResult) Describe() string {
 // Document is batch --json's one document: the run's results, the tasks
 // by state, the merged datasets and the exit status (docs/campaigns.md).
 type Document struct {
-	MessageType string               `json:"message_type"`
-	CampaignID  string               `json:"campaign_id"`
-	Out         string               `json:"out"`
-	Array       *campaign.ArrayShare `json:"array,omitempty"`
-	Results     []DocumentResult     `json:"results"`
+	CampaignID string               `json:"campaign_id"`
+	Out        string               `json:"out"`
+	Array      *campaign.ArrayShare `json:"array,omitempty"`
+	Results    []DocumentResult     `json:"results"`
 	// States counts the tasks by their standing record's state.
 	States map[string]int `json:"states"`
 	// Merged are the datasets the run's merge wrote, one per setting.
@@ -130,7 +129,7 @@ type DocumentResult struct {
 
 // NewDocument is the Document of a run into out.
 func NewDocument(campaignID, out string, share *campaign.ArrayShare, s *Summary, merged []MergedDataset, exit int) Document {
-	doc := Document{MessageType: "batch", CampaignID: campaignID, Out: out, Array: share,
+	doc := Document{CampaignID: campaignID, Out: out, Array: share,
 		Results: make([]DocumentResult, len(s.Results)), States: s.States(), Merged: []MergedDataset{}, ExitStatus: exit}
 	for i, r := range s.Results {
 		doc.Results[i] = DocumentResult{TaskID: r.Task.ID, Outcome: r.Outcome, Reason: r.Reason, Record: r.Record, Misses: r.Misses, ElapsedS: r.Elapsed.Seconds()}

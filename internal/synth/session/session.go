@@ -179,16 +179,16 @@ func (o Options) cameraFPS() int {
 
 // Result tells what Write produced.
 type Result struct {
-	Dir       string
-	SessionID string
-	SpecHash  string
-	Events    int
-	Samples   map[string]int   // per sensor stream
-	Frames    map[string]int   // per camera, frames across its files
-	Media     []string         // camera files, relative to Dir
-	Faults    []string         // what was damaged, in words
-	End       int64            // time of the last event (ns)
-	Truncated map[string]int64 // camera file → bytes cut off
+	Dir       string           `json:"dir"`
+	SessionID string           `json:"session_id"`
+	SpecHash  string           `json:"spec_hash"`
+	Events    int              `json:"events"`
+	Samples   map[string]int   `json:"samples"`   // per sensor stream
+	Frames    map[string]int   `json:"frames"`    // per camera, frames across its files
+	Media     []string         `json:"media"`     // camera files, relative to Dir
+	Faults    []string         `json:"faults"`    // what was damaged, in words
+	End       int64            `json:"end"`       // time of the last event (ns)
+	Truncated map[string]int64 `json:"truncated"` // camera file → bytes cut off
 }
 
 // Write writes a session's journal into dir, which must not exist or be
