@@ -17,6 +17,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/page"
+	"github.com/ceres-robotics/ceres-export/internal/progress"
 	"github.com/ceres-robotics/ceres-export/internal/version"
 )
 
@@ -174,8 +175,8 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 // runTasks runs the tasks with progress on stderr.
 func runTasks(ctx context.Context, opts BatchOptions, s streams, tasks []campaign.Task, share *campaign.ArrayShare) (*batch.Summary, error) {
 	watch := batch.NewProgress(len(tasks))
-	if !isTerminal(s.Err) {
-		stop := progressLines(s.Err, s.progressEvery(), watch.Lines)
+	if !progress.IsTerminal(s.Err) {
+		stop := progress.Lines(s.Err, s.progressEvery(), watch.Lines)
 		defer stop()
 	}
 	done := 0

@@ -12,6 +12,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/page"
+	"github.com/ceres-robotics/ceres-export/internal/progress"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 	"github.com/ceres-robotics/ceres-export/internal/version"
 )
@@ -154,8 +155,8 @@ type exportSummary struct {
 
 func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 	if !opts.Quiet && !opts.JSON {
-		bars := newProgressBars(s.Err, s.progressEvery())
-		defer bars.close()
+		bars := progress.NewBars(s.Err, s.progressEvery())
+		defer bars.Close()
 		opts.Progress = bars
 	}
 	var rep *export.Report
@@ -163,9 +164,9 @@ func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 	if opts.Follow {
 		fo := export.FollowOptions{Idle: opts.FollowIdle, Logger: s.Logger()}
 		if !opts.Quiet && !opts.JSON {
-			fp := newFollowProgress(s.Err, s.progressEvery())
-			defer fp.close()
-			fo.Status = fp.set
+			fp := progress.NewFollow(s.Err, s.progressEvery())
+			defer fp.Close()
+			fo.Status = fp.Set
 		}
 		rep, err = export.Follow(ctx, opts.Session, opts.Output, opts.Options, fo)
 	} else {

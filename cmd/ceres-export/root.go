@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
+	"github.com/ceres-robotics/ceres-export/internal/progress"
 	"github.com/ceres-robotics/ceres-export/internal/suggest"
 	"github.com/ceres-robotics/ceres-export/internal/version"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -33,13 +34,9 @@ type streams struct {
 	every *time.Duration
 }
 
-// defaultProgressEvery is the pace of progress lines in logs: often enough
-// that a log shows the work moving, rarely enough to stay readable.
-const defaultProgressEvery = 10 * time.Second
-
 func (s streams) progressEvery() time.Duration {
 	if s.every == nil {
-		return defaultProgressEvery
+		return progress.DefaultEvery
 	}
 	return *s.every
 }
@@ -173,7 +170,7 @@ func newRootCmd(s streams) *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVarP(s.verbose, "verbose", "v", false, "log debug detail to stderr")
-	root.PersistentFlags().DurationVar(s.every, "progress-every", defaultProgressEvery, "when stderr is not a terminal, print progress lines this often (0: none)")
+	root.PersistentFlags().DurationVar(s.every, "progress-every", progress.DefaultEvery, "when stderr is not a terminal, print progress lines this often (0: none)")
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetIn(s.In)
