@@ -9,6 +9,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/batch"
 	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/merge"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
@@ -40,7 +41,7 @@ var specCheckTypes = map[reflect.Type]bool{
 func TestJSONKeysSnakeCase(t *testing.T) {
 	docs := map[string]any{
 		"export":          exportSummary{},
-		"merge":           mergeSummary{},
+		"merge":           merge.Result{},
 		"verify":          verify.Document{},
 		"journal inspect": plan.Inspection{},
 		"spec check":      []taskspec.Check{},
