@@ -47,7 +47,7 @@ func TestJSONKeysSnakeCase(t *testing.T) {
 		"spec check":      []taskspec.Check{},
 		"version":         version.Report{},
 		"batch":           batch.Document{},
-		"batch plan":      []campaign.Task{},
+		"batch plan":      batch.Plan{},
 		"batch status":    campaign.CampaignStatus{},
 		"synth":           synth.Result{},
 	}
