@@ -58,7 +58,7 @@ func (o *BatchOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Merge, "merge", "", "then merge the shards: one dataset per setting, DATASET/<setting_id> (not in an array share)")
 	f.StringVar(&o.Salt, "salt", "", "salt of the tasks whose settings say privacy metadata-only (default: $CERES_SALT; never stored)")
 	addLicenseFlag(cmd, &o.License)
-	f.BoolVar(&o.JSON, "json", false, "print the run's results as JSON on stdout")
+	addJSONFlag(cmd, &o.JSON)
 	f.DurationVar(&o.WaitBusy, "wait-busy", 0, "wait this long for a task another process holds before giving up (exit 4); scheduler jobs wait")
 }
 
@@ -287,7 +287,7 @@ atomically: it works while the campaign runs.` +
 			return runBatchStatus(opts, s)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print machine-readable JSON")
+	addJSONFlag(cmd, &opts.JSON)
 	addSelectionFlags(cmd, &opts.Selection)
 	return cmd
 }

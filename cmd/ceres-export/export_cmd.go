@@ -48,7 +48,7 @@ func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 	addSettingFlags(cmd, &o.Settings)
 	f.BoolVar(&o.Replace, "replace", false, "replace an existing shard atomically")
 	f.StringVar(&o.Salt, "salt", "", "secret that keys the salted hashes of --privacy metadata-only (never stored)")
-	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
+	addJSONFlag(cmd, &o.JSON)
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
 	f.BoolVar(&o.Follow, "follow", false, "export while the session is recorded: read the journal and camera files as they grow, encode each episode as its attempt ends, commit at END (the same shard as a plain export of the finished session)")
 	f.DurationVar(&o.FollowIdle, "follow-idle", export.DefaultFollowIdle, "with --follow, finish once no new journal record has appeared for this long without END (the recorder is gone); a session whose journal never appears or disappears fails after this long")
@@ -121,7 +121,7 @@ the report command) under ` + layout.CeresDir + `/.` + exportExitStatus,
 func (o *ExportOptions) resolve() error {
 	opts, err := export.Resolve(o.Settings, "")
 	if err != nil {
-		return flagError(err)
+		return settings.AsFlag(err)
 	}
 	opts.Replace = o.Replace
 	opts.Salt = o.Salt
@@ -134,17 +134,6 @@ func (o *ExportOptions) resolve() error {
 	}
 	o.Options = opts
 	return nil
-}
-
-// flagError names a setting by its flag ("--video-size") on the command line.
-func flagError(err error) error {
-	var se *settings.SettingError
-	if errors.As(err, &se) {
-		c := *se
-		c.Setting = "--" + settings.FlagName(se.Setting)
-		return &c
-	}
-	return err
 }
 
 // exportSummary is the --json output.

@@ -49,7 +49,7 @@ func (o *MergeOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Quantiles, "quantiles", "weighted-mean", "how per-episode quantiles combine: weighted-mean (what LeRobot 0.4.4 and 0.6.1 compute) or envelope (min for q<=50, max above: a conservative bound)")
 	f.StringVar(&o.Privacy, "privacy", "full", "metadata-only: require every source to be a metadata-only export, so that the dataset may leave the lab")
 	f.StringVar(&o.License, "license", "", "the dataset card's licence, a Hugging Face Hub licence id (apache-2.0, mit, cc-by-4.0, cc-by-nc-4.0, cc0-1.0, other, ...; default: the sources' licence when they all agree)")
-	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
+	addJSONFlag(cmd, &o.JSON)
 	f.DurationVar(&o.WaitBusy, "wait-busy", 0, "wait this long for a destination another process is writing before giving up (exit 4); batch slurm's merge jobs wait")
 }
 

@@ -100,6 +100,12 @@ func typed(messageType string, doc []byte) ([]byte, error) {
 	return append(head, doc[1:]...), nil
 }
 
+// addJSONFlag registers --json, one flag on every command that has it:
+// one document on stdout (writeJSON), the human text, if any, on stderr.
+func addJSONFlag(cmd *cobra.Command, json *bool) {
+	cmd.Flags().BoolVar(json, "json", false, "print one machine-readable JSON document on stdout")
+}
+
 // withCode classes err as c for the exit status (exitstatus.Mark): a
 // failure only the command can class. A nil err stays nil.
 func withCode(c exitstatus.Class, err error) error { return exitstatus.Mark(c, err) }

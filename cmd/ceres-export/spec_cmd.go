@@ -55,44 +55,41 @@ and nothing is written to stderr.` + specExitStatus,
 			return runSpecCheck(c.Context(), opts, s, args)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one machine-readable JSON document on stdout")
+	addJSONFlag(cmd, &opts.JSON)
 	return cmd
 }
 
 func newSpecHashCmd(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "hash FILE",
-		Short: "Print the SHA-256 of a specification's canonical form",
-		Long: `Validate the task specification FILE and print the lowercase hexadecimal
+	return newSpecPrintCmd(s, "hash", "Print the SHA-256 of a specification's canonical form",
+		`Validate the task specification FILE and print the lowercase hexadecimal
 SHA-256 of its canonical form (RFC 8785) alone on stdout. Warnings and
-violations go to stderr.` + specExitStatus,
-		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			spec, err := specLoad(c.Context(), s, args[0])
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(s.Out, spec.Hash())
-			return withCode(exitstatus.WriteFailed, err)
-		},
-	}
+violations go to stderr.`,
+		func(spec *taskspec.Spec) []byte { return []byte(spec.Hash() + "\n") })
 }
 
 func newSpecCanonCmd(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "canon FILE",
-		Short: "Print a specification's canonical JSON",
-		Long: `Validate the task specification FILE and write its canonical form
+	return newSpecPrintCmd(s, "canon", "Print a specification's canonical JSON",
+		`Validate the task specification FILE and write its canonical form
 (RFC 8785 JSON of the normalised specification, the bytes that are hashed)
 to stdout, with nothing before or after it. Warnings and violations go to
-stderr.` + specExitStatus,
-		Args: cobra.ExactArgs(1),
+stderr.`,
+		(*taskspec.Spec).Canonical)
+}
+
+// newSpecPrintCmd is a command that validates one FILE and prints what
+// form makes of it.
+func newSpecPrintCmd(s streams, name, short, long string, form func(*taskspec.Spec) []byte) *cobra.Command {
+	return &cobra.Command{
+		Use:   name + " FILE",
+		Short: short,
+		Long:  long + specExitStatus,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			spec, err := specLoad(c.Context(), s, args[0])
 			if err != nil {
 				return err
 			}
-			_, err = s.Out.Write(spec.Canonical())
+			_, err = s.Out.Write(form(spec))
 			return withCode(exitstatus.WriteFailed, err)
 		},
 	}

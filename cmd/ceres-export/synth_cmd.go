@@ -67,7 +67,7 @@ sensor values the index of their sample. Deterministic for a given seed.` +
 	f.StringSliceVar(&opts.faults, "fault", nil, "inject faults: crash, cut-camera, corrupt, restart (the recorder crashes half way, tearing its last record, and restarts in a new segment)")
 	f.Int64Var(&opts.SegmentSize, "segment-size", 0, "journal segment size in bytes (default 64 MiB)")
 	f.BoolVar(&opts.Preallocate, "preallocate", false, "write the journal as a recorder that preallocates: each segment is --segment-size bytes of zeros from its start, records written in place (its size never changes while it records)")
-	f.BoolVar(&opts.json, "json", false, "print a machine-readable summary")
+	addJSONFlag(cmd, &opts.json)
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
 }
@@ -89,13 +89,7 @@ func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
 	if opts.json {
 		return writeJSON(s, "synth", res)
 	}
-	fmt.Fprintf(s.Out, "session %s written to %s\n", res.SessionID, res.Dir)
-	fmt.Fprintf(s.Out, "  task specification %s\n", res.SpecHash)
-	fmt.Fprintf(s.Out, "  %d events, samples %v, camera frames %v, %.1f s\n", res.Events, res.Samples, res.Frames, float64(res.End)/1e9)
-	for _, f := range res.Faults {
-		fmt.Fprintf(s.Out, "  fault: %s\n", f)
-	}
-	return nil
+	return withCode(exitstatus.WriteFailed, res.WriteText(s.Out))
 }
 
 // parse fills the synth options from the flags that need parsing, and

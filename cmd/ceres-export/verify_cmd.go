@@ -36,7 +36,7 @@ type VerifyOptions struct {
 func (o *VerifyOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Journal, "journal", "", "also check the shard against the session it was exported from")
-	f.BoolVar(&o.JSON, "json", false, "print one machine-readable JSON document on stdout")
+	addJSONFlag(cmd, &o.JSON)
 	f.BoolVar(&o.AllFrames, "all-frames", false, "with --journal, compare every exported frame's content with the session's camera frames (default: frames 0, 30, 60, … and the last of each episode)")
 	f.BoolVar(&o.Quick, "quick", false, "skip the video checks, the recomputation of statistics and the decoding of meta/episodes' per-episode statistics")
 	f.StringVar(&o.Privacy, "privacy", "full", "metadata-only: also prove that nothing private remains (with --journal, every private string of the session is looked for in every byte)")

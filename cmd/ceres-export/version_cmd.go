@@ -29,7 +29,7 @@ ceres-export --version prints the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return runVersion(opts, s) },
 	}
-	c.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object")
+	addJSONFlag(c, &opts.JSON)
 	return c
 }
 

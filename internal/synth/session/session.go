@@ -14,9 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 
+	"github.com/ceres-robotics/ceres-export/internal/textout"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
@@ -189,6 +191,19 @@ type Result struct {
 	Faults    []string         `json:"faults"`    // what was damaged, in words
 	End       int64            `json:"end"`       // time of the last event (ns)
 	Truncated map[string]int64 `json:"truncated"` // camera file → bytes cut off
+}
+
+// WriteText writes the Result as synth's text: the session, its
+// specification's hash, what it holds and the faults injected.
+func (r *Result) WriteText(w io.Writer) error {
+	t := textout.New(w)
+	t.Printf("session %s written to %s\n", r.SessionID, r.Dir)
+	t.Printf("  task specification %s\n", r.SpecHash)
+	t.Printf("  %d events, samples %v, camera frames %v, %.1f s\n", r.Events, r.Samples, r.Frames, float64(r.End)/1e9)
+	for _, f := range r.Faults {
+		t.Printf("  fault: %s\n", f)
+	}
+	return t.Err()
 }
 
 // Write writes a session's journal into dir, which must not exist or be
