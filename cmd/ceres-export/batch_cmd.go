@@ -333,25 +333,13 @@ const defaultJobWaitBusy = time.Hour
 // campaign", has the measurement behind it).
 const defaultMergeGroupSize = 64
 
-// SlurmOptions are the flags of `ceres-export batch slurm`.
+// SlurmOptions are the flags of `ceres-export batch slurm`: the scripts'
+// options (Binary "" is this ceres-export; a wrapper runs the release
+// image, Apptainer or podman run, on nodes that have no ceres-export of
+// their own), and whether to submit them.
 type SlurmOptions struct {
-	Manifest    string
-	Output      string
-	Selection   campaign.Selection
-	ArrayCount  int
-	Jobs        int
-	CPUsPerTask int
-	Partition   string
-	Time        string
-	Merge       string
-	Submit      bool
-	WaitBusy    time.Duration
-	MergeGroup  int
-	License     string
-	// Binary is the ceres-export the jobs run: "" for this one, or a
-	// wrapper that runs the release image (Apptainer, podman run) on nodes
-	// that have no ceres-export of their own.
-	Binary string
+	Script campaign.ScriptOptions
+	Submit bool
 }
 
 func newBatchSlurmCmd(s streams) *cobra.Command {
@@ -374,40 +362,44 @@ into OUT is still queued or running.` +
 				exitstatus.Busy.As("--submit: a job of the previous submission into OUT is still queued or running")),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Manifest = args[0]
+			opts.Script.Manifest = args[0]
 			return runBatchSlurm(cmd.Context(), opts, s)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVarP(&opts.Output, "output", "o", "", "campaign directory (required)")
-	addSelectionFlags(cmd, &opts.Selection)
-	f.IntVar(&opts.ArrayCount, "array-count", 0, "array tasks (default: one per selected task)")
-	f.IntVar(&opts.Jobs, "jobs", 0, "tasks side by side inside each array task (default: batch's)")
-	f.IntVar(&opts.CPUsPerTask, "cpus-per-task", 0, "sbatch --cpus-per-task (default: the manifest's execution_profile, else the cluster's)")
-	f.StringVar(&opts.Partition, "partition", "", "sbatch --partition")
-	f.StringVar(&opts.Time, "time", "", "sbatch --time limit")
-	f.StringVar(&opts.Merge, "merge", "", "merged dataset directory: one dataset per setting, DATASET/<setting_id>")
+	f, o := cmd.Flags(), &opts.Script
+	f.StringVarP(&o.Out, "output", "o", "", "campaign directory (required)")
+	addSelectionFlags(cmd, &o.Selection)
+	f.IntVar(&o.ArrayCount, "array-count", 0, "array tasks (default: one per selected task)")
+	f.IntVar(&o.Jobs, "jobs", 0, "tasks side by side inside each array task (default: batch's)")
+	f.IntVar(&o.CPUsPerTask, "cpus-per-task", 0, "sbatch --cpus-per-task (default: the manifest's execution_profile, else the cluster's)")
+	f.StringVar(&o.Partition, "partition", "", "sbatch --partition")
+	f.StringVar(&o.Time, "time", "", "sbatch --time limit")
+	f.StringVar(&o.Merge, "merge", "", "merged dataset directory: one dataset per setting, DATASET/<setting_id>")
 	f.BoolVar(&opts.Submit, "submit", false, "submit the array and the merge job with sbatch")
-	f.DurationVar(&opts.WaitBusy, "wait-busy", defaultJobWaitBusy, "how long a requeued array task waits for its lost first attempt (batch --wait-busy)")
-	f.IntVar(&opts.MergeGroup, "merge-group-size", defaultMergeGroupSize, "merge a setting of more shards than this in a tree: groups side by side, then the groups (0: one merge)")
-	addLicenseFlag(cmd, &opts.License)
-	f.StringVar(&opts.Binary, "binary", "", "the ceres-export the jobs run (default: this one), e.g. a wrapper that runs the image through Apptainer or podman (docs/campaigns.md)")
+	f.DurationVar(&o.WaitBusy, "wait-busy", defaultJobWaitBusy, "how long a requeued array task waits for its lost first attempt (batch --wait-busy)")
+	f.IntVar(&o.MergeGroupSize, "merge-group-size", defaultMergeGroupSize, "merge a setting of more shards than this in a tree: groups side by side, then the groups (0: one merge)")
+	addLicenseFlag(cmd, &o.License)
+	f.StringVar(&o.Binary, "binary", "", "the ceres-export the jobs run (default: this one), e.g. a wrapper that runs the image through Apptainer or podman (docs/campaigns.md)")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
 }
 
 func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
-	m, tasks, err := loadTasks(opts.Manifest, opts.Selection, opts.License)
+	m, tasks, err := loadTasks(opts.Script.Manifest, opts.Script.Selection, opts.Script.License)
 	if err != nil {
 		return err
 	}
-	so, err := slurmScriptOptions(opts, tasks)
+	inputs := campaign.ReadPaths(tasks, []string{opts.Script.Manifest})
+	so, err := opts.Script.ForSlurm(len(tasks))
+	if err == nil && so.Merge != "" {
+		err = batch.CheckMergeDestination(so.Merge, so.Out, inputs)
+	}
 	if err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
 	// OUT becomes the campaign's output before the jobs run, so that its
 	// log directory is inside a campaign output, not a stray directory.
-	if err := campaign.PrepareOut(so.Out, campaign.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
+	if err := campaign.PrepareOut(so.Out, inputs); err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
 	scripts, err := campaign.WriteSlurmScripts(m.CampaignID, tasks, so)
@@ -427,24 +419,6 @@ func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
 		return err // exit 4, as the table says of a busy destination
 	}
 	return withCode(exitstatus.WriteFailed, err)
-}
-
-// slurmScriptOptions are the scripts' options from the flags, refused
-// (a usage error) before anything is written when no script could carry
-// them or the merge destination breaks the destination rules.
-func slurmScriptOptions(opts SlurmOptions, tasks []campaign.Task) (campaign.ScriptOptions, error) {
-	so, err := campaign.NewScriptOptions(opts.Binary, opts.Manifest, opts.Output, opts.Merge, opts.Selection, opts.ArrayCount, len(tasks))
-	if err != nil {
-		return so, err
-	}
-	so.Jobs, so.CPUsPerTask, so.Partition, so.Time, so.WaitBusy = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time, opts.WaitBusy
-	so.License, so.MergeGroupSize = opts.License, opts.MergeGroup
-	if so.Merge != "" {
-		if err := batch.CheckMergeDestination(so.Merge, so.Out, campaign.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
-			return so, err
-		}
-	}
-	return so, so.CheckSlurmValues()
 }
 
 // --- batch kubernetes

@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +69,35 @@ func TestSlurmMergeGroupSizeRefused(t *testing.T) {
 	}
 	if err := (ScriptOptions{Out: "/o"}).CheckSlurmValues(); err != nil {
 		t.Errorf("group size 0: %v", err)
+	}
+}
+
+// ForSlurm makes the command line's options the scripts': absolute paths,
+// this executable for no --binary, an array task per task for no
+// --array-count; what no job could use is refused.
+func TestForSlurm(t *testing.T) {
+	o, err := ScriptOptions{Manifest: "c.json", Out: "out", Merge: "merged"}.ForSlurm(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, p := range map[string]string{"binary": o.Binary, "manifest": o.Manifest, "OUT": o.Out, "merge": o.Merge} {
+		if !filepath.IsAbs(p) {
+			t.Errorf("%s %q is not absolute", what, p)
+		}
+	}
+	if o.ArrayCount != 3 {
+		t.Errorf("array count %d, want one per task (3)", o.ArrayCount)
+	}
+	for _, c := range []struct {
+		o    ScriptOptions
+		want string
+	}{
+		{ScriptOptions{Out: "out", ArrayCount: 4}, "--array-count 4: only 3 tasks are selected"},
+		{ScriptOptions{Out: "out", Binary: filepath.Join(t.TempDir(), "missing")}, "--binary "},
+		{ScriptOptions{Out: "out", Partition: "a\nb"}, "--partition"},
+	} {
+		if _, err := c.o.ForSlurm(3); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want %q", c.o, err, c.want)
+		}
 	}
 }
