@@ -155,15 +155,7 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		// A refused OUT or a missing salt is the table's (exitstatus.Of).
 		return withCode(exitstatus.WriteFailed, runErr)
 	}
-	human := s.Out
-	if opts.JSON {
-		human = s.Err
-	}
-	if opts.Merge != "" {
-		mergeGC()
-	}
-	merged, err := batch.Finish(ctx, batch.Finished{Manifest: m, Tasks: tasks, Summary: sum, RunErr: runErr,
-		Out: opts.Output, Merge: opts.Merge, Version: version.Tool(), Human: human, Log: s.Err})
+	merged, err := finishBatch(ctx, opts, s, batch.Finished{Manifest: m, Tasks: tasks, Summary: sum, RunErr: runErr})
 	if !opts.JSON {
 		return err
 	}
@@ -174,6 +166,19 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		return werr
 	}
 	return err
+}
+
+// finishBatch settles the run f (batch.Finish): its summary on stdout, or
+// on stderr when stdout holds the JSON document.
+func finishBatch(ctx context.Context, opts BatchOptions, s streams, f batch.Finished) ([]batch.MergedDataset, error) {
+	f.Out, f.Merge, f.Version, f.Human, f.Log = opts.Output, opts.Merge, version.Tool(), s.Out, s.Err
+	if opts.JSON {
+		f.Human = s.Err
+	}
+	if opts.Merge != "" {
+		mergeGC()
+	}
+	return batch.Finish(ctx, f)
 }
 
 // runTasks runs the tasks with progress on stderr.

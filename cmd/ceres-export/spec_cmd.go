@@ -48,8 +48,8 @@ func newSpecCheckCmd(s streams) *cobra.Command {
 A valid file prints "FILE: valid, hash HASH" on stdout and its warnings on
 stderr; an invalid file prints every violation on stderr, each prefixed with
 the file name. With --json, stdout holds one JSON array of
-{file, valid, hash, warnings, violations} (and error for an unreadable file),
-and nothing is written to stderr.` + specExitStatus,
+{message_type: "spec_check", file, valid, hash, warnings, violations} (and
+error for an unreadable file), and nothing is written to stderr.` + specExitStatus,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runSpecCheck(c.Context(), opts, s, args)

@@ -80,8 +80,8 @@ synthetic session's code band also proves every frame.
 Each finding prints as one line on stdout: the file, the episode, row or
 frame, the severity, a stable code (e.g. data.index-gap) and the message;
 a summary line follows. With --json stdout holds one JSON document
-{dir, sound, checks, counts, findings: [{code, severity, file, episode, row,
-frame, message}]}.` + verifyExitStatus,
+{message_type: "verify", dir, sound, checks, counts, findings: [{code,
+severity, file, episode, row, frame, message}]}.` + verifyExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Shard = args[0]
