@@ -33,13 +33,14 @@ FILE may be - for standard input.` + specExitStatus,
 	return cmd
 }
 
-// specCheckOptions are the flags of `spec check`.
-type specCheckOptions struct {
-	JSON bool // one JSON document on stdout instead of text
+// SpecCheckOptions are the flags of `spec check`.
+type SpecCheckOptions struct {
+	Files []string // FILE...: "-" is standard input
+	JSON  bool     // one JSON document on stdout instead of text
 }
 
 func newSpecCheckCmd(s streams) *cobra.Command {
-	var opts specCheckOptions
+	var opts SpecCheckOptions
 	cmd := &cobra.Command{
 		Use:   "check FILE...",
 		Short: "Validate specifications and print their hashes",
@@ -52,7 +53,8 @@ the file name. With --json, stdout holds one JSON array of
 error for an unreadable file), and nothing is written to stderr.` + specExitStatus,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runSpecCheck(c.Context(), opts, s, args)
+			opts.Files = args
+			return runSpecCheck(c.Context(), opts, s)
 		},
 	}
 	addJSONFlag(cmd, &opts.JSON)
@@ -132,10 +134,10 @@ func specReadFile(ctx context.Context, s streams, name string) ([]byte, error) {
 // runSpecCheck validates every file, printing results as it goes (or as
 // one JSON document at the end), and returns the worst exit status as
 // one whose messages are printed (exitstatus.Printed).
-func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files []string) error {
+func runSpecCheck(ctx context.Context, opts SpecCheckOptions, s streams) error {
 	worst := exitstatus.OK
-	results := make([]taskspec.Check, 0, len(files))
-	for _, name := range files {
+	results := make([]taskspec.Check, 0, len(opts.Files))
+	for _, name := range opts.Files {
 		if err := ctx.Err(); err != nil {
 			return withCode(exitstatus.WriteFailed, err)
 		}
