@@ -67,8 +67,8 @@ func (s *Spec) Task(id string) (Task, bool) {
 // document (`tasks[1].durationS`, `["odd key"]`); "" means the document as a
 // whole.
 type Violation struct {
-	Path    string
-	Message string
+	Path    string `json:"path"`
+	Message string `json:"message"`
 }
 
 // String renders v as "path: message", or the message alone for the whole

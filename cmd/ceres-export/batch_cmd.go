@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +16,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/page"
+	"github.com/ceres-robotics/ceres-export/internal/progress"
 	"github.com/ceres-robotics/ceres-export/internal/version"
 )
 
@@ -58,7 +58,7 @@ func (o *BatchOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Merge, "merge", "", "then merge the shards: one dataset per setting, DATASET/<setting_id> (not in an array share)")
 	f.StringVar(&o.Salt, "salt", "", "salt of the tasks whose settings say privacy metadata-only (default: $CERES_SALT; never stored)")
 	addLicenseFlag(cmd, &o.License)
-	f.BoolVar(&o.JSON, "json", false, "print the run's results as JSON on stdout")
+	addJSONFlag(cmd, &o.JSON)
 	f.DurationVar(&o.WaitBusy, "wait-busy", 0, "wait this long for a task another process holds before giving up (exit 4); scheduler jobs wait")
 }
 
@@ -136,19 +136,16 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	share, err := campaign.ArrayFromEnv(os.Getenv, opts.ArrayIndex, opts.ArrayCount)
+	selected := len(tasks)
+	tasks, share, err := selectShare(tasks, opts.ArrayIndex, opts.ArrayCount)
 	if err != nil {
-		return withCode(exitstatus.UsageError, err)
+		return err
 	}
 	// Every output is checked before anything runs.
 	if err := batch.CheckRun(share, opts.Merge, opts.Output, campaign.ReadPaths(m.Tasks, []string{opts.Manifest})); err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
 	if share != nil {
-		selected := len(tasks)
-		if tasks, err = campaign.Share(tasks, share.Index, share.Count); err != nil {
-			return withCode(exitstatus.UsageError, err)
-		}
 		fmt.Fprintf(s.Err, "campaign %s: array share %d of %d: %d of %d selected tasks\n", m.CampaignID, share.Index, share.Count, len(tasks), selected)
 	} else {
 		fmt.Fprintf(s.Err, "campaign %s: %d tasks, %d at a time\n", m.CampaignID, len(tasks), opts.Jobs)
@@ -158,24 +155,37 @@ func runBatch(ctx context.Context, opts BatchOptions, s streams) error {
 		// A refused OUT or a missing salt is the table's (exitstatus.Of).
 		return withCode(exitstatus.WriteFailed, runErr)
 	}
-	merged, err := settleBatch(ctx, opts, s, m, tasks, sum, runErr)
+	merged, err := finishBatch(ctx, opts, s, batch.Finished{Manifest: m, Tasks: tasks, Summary: sum, RunErr: runErr})
 	if !opts.JSON {
 		return err
 	}
 	// With --json stdout holds one JSON document, written last (it names
 	// the merged datasets); the human summary went to stderr.
 	doc := batch.NewDocument(m.CampaignID, opts.Output, share, sum, merged, int(exitstatus.Of(exitstatus.Stopped(ctx, err))))
-	if werr := writeJSON(s, doc); werr != nil && err == nil {
+	if werr := writeJSON(s, "batch", doc); werr != nil && err == nil {
 		return werr
 	}
 	return err
 }
 
+// finishBatch settles the run f (batch.Finish): its summary on stdout, or
+// on stderr when stdout holds the JSON document.
+func finishBatch(ctx context.Context, opts BatchOptions, s streams, f batch.Finished) ([]batch.MergedDataset, error) {
+	f.Out, f.Merge, f.Version, f.Human, f.Log = opts.Output, opts.Merge, version.Tool(), s.Out, s.Err
+	if opts.JSON {
+		f.Human = s.Err
+	}
+	if opts.Merge != "" {
+		mergeGC()
+	}
+	return batch.Finish(ctx, f)
+}
+
 // runTasks runs the tasks with progress on stderr.
 func runTasks(ctx context.Context, opts BatchOptions, s streams, tasks []campaign.Task, share *campaign.ArrayShare) (*batch.Summary, error) {
 	watch := batch.NewProgress(len(tasks))
-	if !isTerminal(s.Err) {
-		stop := progressLines(s.Err, s.progressEvery(), watch.Lines)
+	if !progress.IsTerminal(s.Err) {
+		stop := progress.Lines(s.Err, s.progressEvery(), watch.Lines)
 		defer stop()
 	}
 	done := 0
@@ -195,47 +205,6 @@ func runTasks(ctx context.Context, opts BatchOptions, s streams, tasks []campaig
 			fmt.Fprintf(s.Err, "[%d/%d] %s %s\n", done, len(tasks), r.Task.ID, r.Describe())
 		},
 	})
-}
-
-// settleBatch prints the run's summary, merges when the run settled
-// (batch.Summary.Settle) and --merge asks for it, and writes the campaign
-// page, which covers every task of the manifest from the records under
-// OUT (other shares' too) and this run's merges.
-func settleBatch(ctx context.Context, opts BatchOptions, s streams, m *campaign.Manifest, tasks []campaign.Task, sum *batch.Summary, runErr error) ([]batch.MergedDataset, error) {
-	human := s.Out
-	if opts.JSON {
-		human = s.Err
-	}
-	fmt.Fprintln(human, sum.Line())
-	for _, r := range sum.Missed() {
-		fmt.Fprintf(human, "  missed %s: %s\n", r.Task.ID, strings.Join(r.Misses, "; "))
-	}
-	err := sum.Settle()
-	var missed *batch.MissedError
-	var merged []batch.MergedDataset
-	switch {
-	case runErr != nil:
-		err = withCode(exitstatus.WriteFailed, runErr)
-	case errors.As(err, &missed):
-		if opts.Merge != "" {
-			fmt.Fprintf(human, "not merged: %s\n", missed)
-		}
-		err = exitstatus.Printed(exitstatus.Findings)
-	case err == nil && opts.Merge != "":
-		mergeGC()
-		merged, err = batch.Merge(ctx, tasks, opts.Output, opts.Merge, version.Tool())
-		for _, d := range merged {
-			fmt.Fprintf(human, "merged setting %s: %d shards, %d episodes, %d frames in %s\n", d.SettingID, d.Shards, d.Episodes, d.Frames, d.Dir)
-		}
-	}
-	if perr := batch.WritePage(m.CampaignID, m.Tasks, opts.Output, merged); perr != nil {
-		if err == nil || exitstatus.WasPrinted(err) {
-			err = withCode(exitstatus.WriteFailed, perr)
-		}
-		return merged, err
-	}
-	fmt.Fprintf(s.Err, "campaign page %s\n", filepath.Join(opts.Output, layout.CampaignPagePath))
-	return merged, err
 }
 
 // --- batch plan
@@ -274,16 +243,21 @@ func runBatchPlan(opts PlanOptions, s streams) error {
 	if err != nil {
 		return err
 	}
-	share, err := campaign.ArrayFromEnv(os.Getenv, opts.ArrayIndex, opts.ArrayCount)
+	tasks, share, err := selectShare(tasks, opts.ArrayIndex, opts.ArrayCount)
 	if err != nil {
-		return withCode(exitstatus.UsageError, err)
+		return err
 	}
-	if share != nil {
-		if tasks, err = campaign.Share(tasks, share.Index, share.Count); err != nil {
-			return withCode(exitstatus.UsageError, err)
-		}
+	return writeJSON(s, "batch_plan", batch.Plan{CampaignID: m.CampaignID, Array: share, Tasks: tasks})
+}
+
+// selectShare selects the tasks of the array share that the flags or the
+// scheduler's environment name (a nil share: all of them).
+func selectShare(tasks []campaign.Task, index, count int) ([]campaign.Task, *campaign.ArrayShare, error) {
+	share, err := campaign.ArrayFromEnv(os.Getenv, index, count)
+	if err == nil && share != nil {
+		tasks, err = campaign.Share(tasks, share.Index, share.Count)
 	}
-	return writeJSON(s, map[string]any{"campaign_id": m.CampaignID, "array": share, "tasks": tasks})
+	return tasks, share, withCode(exitstatus.UsageError, err)
 }
 
 // --- batch status
@@ -318,7 +292,7 @@ atomically: it works while the campaign runs.` +
 			return runBatchStatus(opts, s)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print machine-readable JSON")
+	addJSONFlag(cmd, &opts.JSON)
 	addSelectionFlags(cmd, &opts.Selection)
 	return cmd
 }
@@ -336,7 +310,7 @@ func runBatchStatus(opts StatusOptions, s streams) error {
 		return withCode(exitstatus.UsageError, err)
 	}
 	if opts.JSON {
-		err = writeJSON(s, st)
+		err = writeJSON(s, "batch_status", st)
 	} else {
 		err = st.WriteText(s.Out)
 	}
@@ -364,25 +338,13 @@ const defaultJobWaitBusy = time.Hour
 // campaign", has the measurement behind it).
 const defaultMergeGroupSize = 64
 
-// SlurmOptions are the flags of `ceres-export batch slurm`.
+// SlurmOptions are the flags of `ceres-export batch slurm`: the scripts'
+// options (Binary "" is this ceres-export; a wrapper runs the release
+// image, Apptainer or podman run, on nodes that have no ceres-export of
+// their own), and whether to submit them.
 type SlurmOptions struct {
-	Manifest    string
-	Output      string
-	Selection   campaign.Selection
-	ArrayCount  int
-	Jobs        int
-	CPUsPerTask int
-	Partition   string
-	Time        string
-	Merge       string
-	Submit      bool
-	WaitBusy    time.Duration
-	MergeGroup  int
-	License     string
-	// Binary is the ceres-export the jobs run: "" for this one, or a
-	// wrapper that runs the release image (Apptainer, podman run) on nodes
-	// that have no ceres-export of their own.
-	Binary string
+	Script campaign.ScriptOptions
+	Submit bool
 }
 
 func newBatchSlurmCmd(s streams) *cobra.Command {
@@ -405,100 +367,71 @@ into OUT is still queued or running.` +
 				exitstatus.Busy.As("--submit: a job of the previous submission into OUT is still queued or running")),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Manifest = args[0]
+			opts.Script.Manifest = args[0]
 			return runBatchSlurm(cmd.Context(), opts, s)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVarP(&opts.Output, "output", "o", "", "campaign directory (required)")
-	addSelectionFlags(cmd, &opts.Selection)
-	f.IntVar(&opts.ArrayCount, "array-count", 0, "array tasks (default: one per selected task)")
-	f.IntVar(&opts.Jobs, "jobs", 0, "tasks side by side inside each array task (default: batch's)")
-	f.IntVar(&opts.CPUsPerTask, "cpus-per-task", 0, "sbatch --cpus-per-task (default: the manifest's execution_profile, else the cluster's)")
-	f.StringVar(&opts.Partition, "partition", "", "sbatch --partition")
-	f.StringVar(&opts.Time, "time", "", "sbatch --time limit")
-	f.StringVar(&opts.Merge, "merge", "", "merged dataset directory: one dataset per setting, DATASET/<setting_id>")
+	f, o := cmd.Flags(), &opts.Script
+	f.StringVarP(&o.Out, "output", "o", "", "campaign directory (required)")
+	addSelectionFlags(cmd, &o.Selection)
+	f.IntVar(&o.ArrayCount, "array-count", 0, "array tasks (default: one per selected task)")
+	f.IntVar(&o.Jobs, "jobs", 0, "tasks side by side inside each array task (default: batch's)")
+	f.IntVar(&o.CPUsPerTask, "cpus-per-task", 0, "sbatch --cpus-per-task (default: the manifest's execution_profile, else the cluster's)")
+	f.StringVar(&o.Partition, "partition", "", "sbatch --partition")
+	f.StringVar(&o.Time, "time", "", "sbatch --time limit")
+	f.StringVar(&o.Merge, "merge", "", "merged dataset directory: one dataset per setting, DATASET/<setting_id>")
 	f.BoolVar(&opts.Submit, "submit", false, "submit the array and the merge job with sbatch")
-	f.DurationVar(&opts.WaitBusy, "wait-busy", defaultJobWaitBusy, "how long a requeued array task waits for its lost first attempt (batch --wait-busy)")
-	f.IntVar(&opts.MergeGroup, "merge-group-size", defaultMergeGroupSize, "merge a setting of more shards than this in a tree: groups side by side, then the groups (0: one merge)")
-	addLicenseFlag(cmd, &opts.License)
-	f.StringVar(&opts.Binary, "binary", "", "the ceres-export the jobs run (default: this one), e.g. a wrapper that runs the image through Apptainer or podman (docs/campaigns.md)")
+	f.DurationVar(&o.WaitBusy, "wait-busy", defaultJobWaitBusy, "how long a requeued array task waits for its lost first attempt (batch --wait-busy)")
+	f.IntVar(&o.MergeGroupSize, "merge-group-size", defaultMergeGroupSize, "merge a setting of more shards than this in a tree: groups side by side, then the groups (0: one merge)")
+	addLicenseFlag(cmd, &o.License)
+	f.StringVar(&o.Binary, "binary", "", "the ceres-export the jobs run (default: this one), e.g. a wrapper that runs the image through Apptainer or podman (docs/campaigns.md)")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
 }
 
 func runBatchSlurm(ctx context.Context, opts SlurmOptions, s streams) error {
-	m, tasks, err := loadTasks(opts.Manifest, opts.Selection, opts.License)
+	m, tasks, err := loadTasks(opts.Script.Manifest, opts.Script.Selection, opts.Script.License)
 	if err != nil {
 		return err
 	}
-	so, err := slurmScriptOptions(opts, tasks)
+	inputs := campaign.ReadPaths(tasks, []string{opts.Script.Manifest})
+	so, err := opts.Script.ForSlurm(len(tasks))
+	if err == nil && so.Merge != "" {
+		err = batch.CheckMergeDestination(so.Merge, so.Out, inputs)
+	}
 	if err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
 	// OUT becomes the campaign's output before the jobs run, so that its
 	// log directory is inside a campaign output, not a stray directory.
-	if err := campaign.PrepareOut(so.Out, campaign.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
+	if err := campaign.PrepareOut(so.Out, inputs); err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
 	scripts, err := campaign.WriteSlurmScripts(m.CampaignID, tasks, so)
 	if err != nil {
 		return withCode(exitstatus.WriteFailed, err)
 	}
-	fmt.Fprintf(s.Out, "array script %s (%d tasks in %d array tasks)\n", scripts.Array, len(tasks), so.ArrayCount)
-	fmt.Fprintf(s.Out, "rerun script %s (after the array, whatever its state: runs what it left undone)\n", scripts.Rerun)
-	if scripts.Groups != "" {
-		fmt.Fprintf(s.Out, "merge-groups script %s (a tree merge: groups of at most %d shards)\n", scripts.Groups, so.MergeGroupSize)
-	}
-	if scripts.Merge != "" {
-		fmt.Fprintf(s.Out, "merge script %s\n", scripts.Merge)
+	if err := scripts.WriteText(s.Out, len(tasks), so); err != nil {
+		return withCode(exitstatus.WriteFailed, err)
 	}
 	if !opts.Submit {
 		fmt.Fprintf(s.Out, "submit with: %s\n", scripts.SubmitCommand())
 		return nil
 	}
 	jobs, err := campaign.SubmitSlurm(ctx, campaign.ExecRunner{}, scripts)
-	for _, j := range []struct{ name, id string }{{"array", jobs.Array}, {"rerun", jobs.Rerun}, {"merge-groups", jobs.Groups}, {"merge", jobs.Merge}} {
-		if j.id != "" {
-			fmt.Fprintf(s.Out, "%s job %s\n", j.name, j.id)
-		}
-	}
+	_ = jobs.WriteText(s.Out)
 	if errors.Is(err, output.ErrDestinationBusy) {
 		return err // exit 4, as the table says of a busy destination
 	}
 	return withCode(exitstatus.WriteFailed, err)
 }
 
-// slurmScriptOptions are the scripts' options from the flags, refused
-// (a usage error) before anything is written when no script could carry
-// them or the merge destination breaks the destination rules.
-func slurmScriptOptions(opts SlurmOptions, tasks []campaign.Task) (campaign.ScriptOptions, error) {
-	so, err := campaign.NewScriptOptions(opts.Binary, opts.Manifest, opts.Output, opts.Merge, opts.Selection, opts.ArrayCount, len(tasks))
-	if err != nil {
-		return so, err
-	}
-	so.Jobs, so.CPUsPerTask, so.Partition, so.Time, so.WaitBusy = opts.Jobs, opts.CPUsPerTask, opts.Partition, opts.Time, opts.WaitBusy
-	so.License = opts.License
-	if opts.MergeGroup < 0 {
-		return so, fmt.Errorf("--merge-group-size %d: want 0 or more", opts.MergeGroup)
-	}
-	so.MergeGroupSize = opts.MergeGroup
-	if so.Merge != "" {
-		if err := batch.CheckMergeDestination(so.Merge, so.Out, campaign.ReadPaths(tasks, []string{opts.Manifest})); err != nil {
-			return so, err
-		}
-	}
-	return so, so.CheckSlurmValues()
-}
-
 // --- batch kubernetes
 
-// KubernetesOptions are the flags of `ceres-export batch kubernetes`.
+// KubernetesOptions are the flags of `ceres-export batch kubernetes`: the
+// Job's options.
 type KubernetesOptions struct {
-	Manifest, Output, Image, Namespace, Claim, Mount, Binary, License string
-	Selection                                                         campaign.Selection
-	ArrayCount, Jobs, CPUsPerTask, MaxFailed                          int
-	WaitBusy, Deadline, TTL                                           time.Duration
+	Job campaign.KubernetesOptions
 }
 
 func newBatchKubernetesCmd(s streams) *cobra.Command {
@@ -521,26 +454,27 @@ failed, and requests the tasks' execution_profile, else 1 CPU and 2 GiB
 			exitstatus.Help("printed", exitstatus.UsageError.As("usage error; a path the pods could not see"), exitstatus.Manifest),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Manifest = args[0]
+			opts.Job.Manifest = args[0]
 			return runBatchKubernetes(opts, s)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&opts.Output, "output", "o", "", "campaign directory, under --mount (required)")
-	f.StringVar(&opts.Image, "image", "", "container image holding ceres-export (required): the release image, pushed to the cluster's registry (docs/campaigns.md)")
-	f.StringVar(&opts.Binary, "binary", "ceres-export", "ceres-export inside the image")
-	f.StringVar(&opts.Namespace, "namespace", "", "the Job's namespace")
-	f.StringVar(&opts.Claim, "claim", "", "PersistentVolumeClaim holding the manifest, sessions and OUT (required)")
-	f.StringVar(&opts.Mount, "mount", "", "where the claim is mounted, in the pods as on this host (required)")
-	f.IntVar(&opts.ArrayCount, "array-count", 0, "completions (default: one per selected task)")
-	f.IntVar(&opts.Jobs, "jobs", 0, "tasks side by side in each pod (default: 1 when a request is made, as it always is)")
-	f.IntVar(&opts.CPUsPerTask, "cpus-per-task", 0, "CPU request of each pod (default: the manifest's execution_profile, else 1)")
-	f.DurationVar(&opts.WaitBusy, "wait-busy", defaultJobWaitBusy, "how long a pod waits for a task another pod still writes (batch --wait-busy)")
-	f.DurationVar(&opts.Deadline, "active-deadline", 0, "activeDeadlineSeconds: the longest the whole Job may run (default 24h)")
-	f.DurationVar(&opts.TTL, "ttl-after-finished", 0, "ttlSecondsAfterFinished: how long a finished Job and its pods' logs stay (default 168h)")
-	f.IntVar(&opts.MaxFailed, "max-failed-indexes", 0, "fail the Job once more indexes than this failed (default: half the completions, rounded up)")
-	addSelectionFlags(cmd, &opts.Selection)
-	addLicenseFlag(cmd, &opts.License)
+	j := &opts.Job
+	f.StringVarP(&j.Out, "output", "o", "", "campaign directory, under --mount (required)")
+	f.StringVar(&j.Image, "image", "", "container image holding ceres-export (required): the release image, pushed to the cluster's registry (docs/campaigns.md)")
+	f.StringVar(&j.Binary, "binary", "ceres-export", "ceres-export inside the image")
+	f.StringVar(&j.Namespace, "namespace", "", "the Job's namespace")
+	f.StringVar(&j.Claim, "claim", "", "PersistentVolumeClaim holding the manifest, sessions and OUT (required)")
+	f.StringVar(&j.MountPath, "mount", "", "where the claim is mounted, in the pods as on this host (required)")
+	f.IntVar(&j.ArrayCount, "array-count", 0, "completions (default: one per selected task)")
+	f.IntVar(&j.Jobs, "jobs", 0, "tasks side by side in each pod (default: 1 when a request is made, as it always is)")
+	f.IntVar(&j.CPUsPerTask, "cpus-per-task", 0, "CPU request of each pod (default: the manifest's execution_profile, else 1)")
+	f.DurationVar(&j.WaitBusy, "wait-busy", defaultJobWaitBusy, "how long a pod waits for a task another pod still writes (batch --wait-busy)")
+	f.DurationVar(&j.ActiveDeadline, "active-deadline", 0, "activeDeadlineSeconds: the longest the whole Job may run (default 24h)")
+	f.DurationVar(&j.TTLAfterFinished, "ttl-after-finished", 0, "ttlSecondsAfterFinished: how long a finished Job and its pods' logs stay (default 168h)")
+	f.IntVar(&j.MaxFailedIndexes, "max-failed-indexes", 0, "fail the Job once more indexes than this failed (default: half the completions, rounded up)")
+	addSelectionFlags(cmd, &j.Selection)
+	addLicenseFlag(cmd, &j.License)
 	_ = cmd.MarkFlagRequired("output")
 	_ = cmd.MarkFlagRequired("image")
 	return cmd
@@ -549,39 +483,19 @@ failed, and requests the tasks' execution_profile, else 1 CPU and 2 GiB
 func runBatchKubernetes(opts KubernetesOptions, s streams) error {
 	// The pods get the paths as they are; made absolute here, the
 	// manifest's relative sessions are too.
-	manifest, err := filepath.Abs(opts.Manifest)
+	j := opts.Job
+	var err error
+	if j.Manifest, err = filepath.Abs(j.Manifest); err == nil {
+		j.Out, err = filepath.Abs(j.Out)
+	}
 	if err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
-	out, err := filepath.Abs(opts.Output)
-	if err != nil {
-		return withCode(exitstatus.UsageError, err)
-	}
-	m, tasks, err := loadTasks(manifest, opts.Selection, opts.License)
+	m, tasks, err := loadTasks(j.Manifest, j.Selection, j.License)
 	if err != nil {
 		return err
 	}
-	count := opts.ArrayCount
-	if count <= 0 {
-		count = len(tasks)
-	}
-	switch {
-	case count > len(tasks):
-		err = fmt.Errorf("--array-count %d: only %d tasks are selected", count, len(tasks))
-	case opts.Claim == "" || opts.Mount == "":
-		err = errors.New("--claim and --mount: a claim and its mount are needed: the pods read the manifest and the sessions and write OUT on a PersistentVolumeClaim, their image's own file system being read-only")
-	case opts.MaxFailed < 0 || opts.Deadline < 0 || opts.TTL < 0:
-		err = fmt.Errorf("--max-failed-indexes %d, --active-deadline %v, --ttl-after-finished %v: none may be negative", opts.MaxFailed, opts.Deadline, opts.TTL)
-	}
-	if err != nil {
-		return withCode(exitstatus.UsageError, err)
-	}
-	b, err := campaign.KubernetesJob(m.CampaignID, tasks, campaign.KubernetesOptions{
-		ScriptOptions: campaign.ScriptOptions{Binary: opts.Binary, Manifest: manifest, Out: out, Selection: opts.Selection, ArrayCount: count,
-			Jobs: opts.Jobs, CPUsPerTask: opts.CPUsPerTask, WaitBusy: opts.WaitBusy, License: opts.License},
-		Image: opts.Image, Namespace: opts.Namespace, Claim: opts.Claim, MountPath: opts.Mount,
-		ActiveDeadline: opts.Deadline, TTLAfterFinished: opts.TTL, MaxFailedIndexes: opts.MaxFailed,
-	})
+	b, err := campaign.KubernetesJob(m.CampaignID, tasks, j)
 	if err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
+	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
 
 // Every value the shell offers is one the flag's own parser takes, and the
@@ -19,7 +20,7 @@ func TestFlagCompletions(t *testing.T) {
 			_, err := export.Resolve(settings.Settings{Vcodec: v}, t.TempDir())
 			return err
 		},
-		"quantiles": func(v string) error { _, err := parseQuantiles(v); return err },
+		"quantiles": func(v string) error { _, err := shard.ParseQuantileAggregation(v); return err },
 		"privacy":   func(v string) error { _, err := privacy.ParseMode(v); return err },
 		"license":   func(v string) error { return checkLicenseFlag(v) },
 	}

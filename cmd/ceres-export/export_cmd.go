@@ -12,6 +12,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/page"
+	"github.com/ceres-robotics/ceres-export/internal/progress"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 	"github.com/ceres-robotics/ceres-export/internal/version"
 )
@@ -47,7 +48,7 @@ func (o *ExportOptions) AddFlags(cmd *cobra.Command) {
 	addSettingFlags(cmd, &o.Settings)
 	f.BoolVar(&o.Replace, "replace", false, "replace an existing shard atomically")
 	f.StringVar(&o.Salt, "salt", "", "secret that keys the salted hashes of --privacy metadata-only (never stored)")
-	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
+	addJSONFlag(cmd, &o.JSON)
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress bar")
 	f.BoolVar(&o.Follow, "follow", false, "export while the session is recorded: read the journal and camera files as they grow, encode each episode as its attempt ends, commit at END (the same shard as a plain export of the finished session)")
 	f.DurationVar(&o.FollowIdle, "follow-idle", export.DefaultFollowIdle, "with --follow, finish once no new journal record has appeared for this long without END (the recorder is gone); a session whose journal never appears or disappears fails after this long")
@@ -120,7 +121,7 @@ the report command) under ` + layout.CeresDir + `/.` + exportExitStatus,
 func (o *ExportOptions) resolve() error {
 	opts, err := export.Resolve(o.Settings, "")
 	if err != nil {
-		return flagError(err)
+		return settings.AsFlag(err)
 	}
 	opts.Replace = o.Replace
 	opts.Salt = o.Salt
@@ -135,28 +136,16 @@ func (o *ExportOptions) resolve() error {
 	return nil
 }
 
-// flagError names a setting by its flag ("--video-size") on the command line.
-func flagError(err error) error {
-	var se *settings.SettingError
-	if errors.As(err, &se) {
-		c := *se
-		c.Setting = "--" + settings.FlagName(se.Setting)
-		return &c
-	}
-	return err
-}
-
 // exportSummary is the --json output.
 type exportSummary struct {
-	MessageType string         `json:"message_type"`
-	Shard       string         `json:"shard"`
-	Report      *export.Report `json:"report"`
+	Shard  string         `json:"shard"`
+	Report *export.Report `json:"report"`
 }
 
 func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 	if !opts.Quiet && !opts.JSON {
-		bars := newProgressBars(s.Err, s.progressEvery())
-		defer bars.close()
+		bars := progress.NewBars(s.Err, s.progressEvery())
+		defer bars.Close()
 		opts.Progress = bars
 	}
 	var rep *export.Report
@@ -164,9 +153,9 @@ func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 	if opts.Follow {
 		fo := export.FollowOptions{Idle: opts.FollowIdle, Logger: s.Logger()}
 		if !opts.Quiet && !opts.JSON {
-			fp := newFollowProgress(s.Err, s.progressEvery())
-			defer fp.close()
-			fo.Status = fp.set
+			fp := progress.NewFollow(s.Err, s.progressEvery())
+			defer fp.Close()
+			fo.Status = fp.Set
 		}
 		rep, err = export.Follow(ctx, opts.Session, opts.Output, opts.Options, fo)
 	} else {
@@ -176,7 +165,7 @@ func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(s, exportSummary{MessageType: "summary", Shard: opts.Output, Report: rep})
+		return writeJSON(s, "summary", exportSummary{Shard: opts.Output, Report: rep})
 	}
 	return withCode(exitstatus.WriteFailed, rep.WriteText(s.Out, opts.Output))
 }

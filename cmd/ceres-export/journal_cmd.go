@@ -40,7 +40,7 @@ type JournalInspectOptions struct {
 
 // AddFlags registers the options' flags on cmd.
 func (o *JournalInspectOptions) AddFlags(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print one JSON document")
+	addJSONFlag(cmd, &o.JSON)
 	cmd.Flags().BoolVar(&o.Salvage, "salvage", false, "read past corrupt records, reporting every byte range skipped")
 	cmd.Flags().IntVar(&o.FPS, "fps", 0, "dataset rate for frame counts (default: first video stream's fps, else first sensor stream's rate)")
 }
@@ -95,7 +95,7 @@ func runJournalInspect(ctx context.Context, opts JournalInspectOptions, s stream
 		return withCode(exitstatus.WriteFailed, err)
 	}
 	if opts.JSON {
-		return writeJSON(s, in)
+		return writeJSON(s, "journal_inspect", in)
 	}
 	return withCode(exitstatus.WriteFailed, in.WriteText(s.Out))
 }

@@ -84,11 +84,17 @@ func TestJournalInspectTinySessionJSON(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
-	var got plan.Inspection
+	var got struct {
+		MessageType string `json:"message_type"`
+		plan.Inspection
+	}
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&got); err != nil {
 		t.Fatalf("decode: %v\n%s", err, out)
+	}
+	if got.MessageType != "journal_inspect" {
+		t.Errorf("message_type %q, want journal_inspect", got.MessageType)
 	}
 	if dec.More() {
 		t.Error("more than one JSON document")

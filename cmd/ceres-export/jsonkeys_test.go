@@ -9,9 +9,12 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/batch"
 	"github.com/ceres-robotics/ceres-export/internal/campaign"
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/merge"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
+	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
 	"github.com/ceres-robotics/ceres-export/internal/version"
+	"github.com/ceres-robotics/ceres-export/taskspec"
 )
 
 // snakeKey is the one convention of the keys of every --json document.
@@ -26,19 +29,27 @@ var ownFormats = map[reflect.Type]bool{
 	reflect.TypeOf(plan.Plan{}):     true,
 }
 
+// specCheckTypes are the taskspec types of spec check's document, which
+// are the command's and follow its convention, unlike the specification.
+var specCheckTypes = map[reflect.Type]bool{
+	reflect.TypeOf(taskspec.Check{}):     true,
+	reflect.TypeOf(taskspec.Violation{}): true,
+}
+
 // TestJSONKeysSnakeCase walks the types of every command's --json
 // document and names each key that is not snake_case (ownFormats aside).
 func TestJSONKeysSnakeCase(t *testing.T) {
 	docs := map[string]any{
 		"export":          exportSummary{},
-		"merge":           mergeSummary{},
+		"merge":           merge.Result{},
 		"verify":          verify.Document{},
 		"journal inspect": plan.Inspection{},
-		"spec check":      []specCheckResult{},
+		"spec check":      []taskspec.Check{},
 		"version":         version.Report{},
 		"batch":           batch.Document{},
-		"batch plan":      []campaign.Task{},
+		"batch plan":      batch.Plan{},
 		"batch status":    campaign.CampaignStatus{},
+		"synth":           synth.Result{},
 	}
 	for name, doc := range docs {
 		seen := map[reflect.Type]bool{}
@@ -47,7 +58,7 @@ func TestJSONKeysSnakeCase(t *testing.T) {
 			for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Array || typ.Kind() == reflect.Map {
 				typ = typ.Elem()
 			}
-			if typ.Kind() != reflect.Struct || seen[typ] || ownFormats[typ] || strings.HasSuffix(typ.PkgPath(), "/journal") || strings.HasSuffix(typ.PkgPath(), "/taskspec") || typ.PkgPath() == "time" {
+			if typ.Kind() != reflect.Struct || seen[typ] || ownFormats[typ] || strings.HasSuffix(typ.PkgPath(), "/journal") || (strings.HasSuffix(typ.PkgPath(), "/taskspec") && !specCheckTypes[typ]) || typ.PkgPath() == "time" {
 				return
 			}
 			seen[typ] = true

@@ -12,7 +12,6 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
-	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/version"
@@ -50,7 +49,7 @@ func (o *MergeOptions) AddFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Quantiles, "quantiles", "weighted-mean", "how per-episode quantiles combine: weighted-mean (what LeRobot 0.4.4 and 0.6.1 compute) or envelope (min for q<=50, max above: a conservative bound)")
 	f.StringVar(&o.Privacy, "privacy", "full", "metadata-only: require every source to be a metadata-only export, so that the dataset may leave the lab")
 	f.StringVar(&o.License, "license", "", "the dataset card's licence, a Hugging Face Hub licence id (apache-2.0, mit, cc-by-4.0, cc-by-nc-4.0, cc0-1.0, other, ...; default: the sources' licence when they all agree)")
-	f.BoolVar(&o.JSON, "json", false, "print a machine-readable summary on stdout")
+	addJSONFlag(cmd, &o.JSON)
 	f.DurationVar(&o.WaitBusy, "wait-busy", 0, "wait this long for a destination another process is writing before giving up (exit 4); batch slurm's merge jobs wait")
 }
 
@@ -113,25 +112,10 @@ const mergeGCPercent = 100
 // mergeGC sets the merge's GC target for the rest of the process.
 func mergeGC() { debug.SetGCPercent(mergeGCPercent) }
 
-// mergeBusyPoll is how often a merge waiting for its destination looks again.
-const mergeBusyPoll = time.Second
-
-// mergeSummary is the --json output.
-type mergeSummary struct {
-	Output     string `json:"output"`
-	Sources    int    `json:"sources"`
-	Added      int    `json:"added"`
-	Episodes   int    `json:"episodes"`
-	Frames     int64  `json:"frames"`
-	Tasks      int    `json:"tasks"`
-	DataFiles  int    `json:"data_files"`
-	VideoFiles int    `json:"video_files"`
-}
-
 func runMerge(ctx context.Context, o MergeOptions, s streams) error {
-	q, err := parseQuantiles(o.Quantiles)
+	q, err := shard.ParseQuantileAggregation(o.Quantiles)
 	if err != nil {
-		return withCode(exitstatus.UsageError, err)
+		return withCode(exitstatus.UsageError, fmt.Errorf("merge: --quantiles %w", err))
 	}
 	mode, err := privacy.ParseMode(o.Privacy)
 	if err != nil {
@@ -141,35 +125,17 @@ func runMerge(ctx context.Context, o MergeOptions, s streams) error {
 		return withCode(exitstatus.UsageError, fmt.Errorf("merge: %w", err))
 	}
 	mergeGC()
-	mo := merge.Options{
-		Sources: o.Shards, Output: o.Output, Into: o.Into, Replace: o.Replace, NoConcat: o.NoConcat,
+	res, err := merge.Merge(ctx, merge.Options{
+		Sources: o.Shards, Output: o.Output, Into: o.Into, Replace: o.Replace, NoConcat: o.NoConcat, WaitBusy: o.WaitBusy,
 		Quantiles: q, Privacy: mode, License: o.License, Version: version.Tool(), Logger: s.Logger(), Video: video.Files{},
-	}
-	// The destination's lock is taken before any work: a merge that finds
-	// it held looks again until WaitBusy is over.
-	until := time.Now().Add(o.WaitBusy)
-	res, err := merge.Merge(ctx, mo)
-	for errors.Is(err, output.ErrDestinationBusy) && time.Now().Before(until) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(mergeBusyPoll):
-		}
-		res, err = merge.Merge(ctx, mo)
-	}
-	if err != nil {
+	})
+	switch {
+	case err != nil:
 		return err
+	case o.JSON:
+		return writeJSON(s, "merge", res)
 	}
-	sum := mergeSummary{
-		Output: res.Output, Sources: res.Sources, Added: res.Added, Episodes: res.Episodes, Frames: res.Frames,
-		Tasks: res.Tasks, DataFiles: res.DataFiles, VideoFiles: res.VideoFiles,
-	}
-	if o.JSON {
-		return writeJSON(s, sum)
-	}
-	fmt.Fprintf(s.Out, "merged %d shards (%d added): %d episodes, %d frames, %d tasks, %d data and %d video files in %s\n",
-		sum.Sources, sum.Added, sum.Episodes, sum.Frames, sum.Tasks, sum.DataFiles, sum.VideoFiles, sum.Output)
-	return nil
+	return withCode(exitstatus.WriteFailed, res.WriteText(s.Out))
 }
 
 // checkLicenseFlag checks a --license value ("" is none) against the Hub's
@@ -182,15 +148,4 @@ func checkLicenseFlag(id string) error {
 		return fmt.Errorf("--license %q: %w", id, err)
 	}
 	return nil
-}
-
-// parseQuantiles parses --quantiles.
-func parseQuantiles(s string) (shard.QuantileAggregation, error) {
-	switch s {
-	case "weighted-mean", "":
-		return shard.QuantileWeightedMean, nil
-	case "envelope":
-		return shard.QuantileEnvelope, nil
-	}
-	return 0, fmt.Errorf("merge: --quantiles %q: want weighted-mean or envelope", s)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
+	"github.com/ceres-robotics/ceres-export/internal/progress"
 	"github.com/ceres-robotics/ceres-export/internal/suggest"
 	"github.com/ceres-robotics/ceres-export/internal/version"
 	"github.com/ceres-robotics/ceres-export/internal/video"
@@ -32,13 +34,9 @@ type streams struct {
 	every *time.Duration
 }
 
-// defaultProgressEvery is the pace of progress lines in logs: often enough
-// that a log shows the work moving, rarely enough to stay readable.
-const defaultProgressEvery = 10 * time.Second
-
 func (s streams) progressEvery() time.Duration {
 	if s.every == nil {
-		return defaultProgressEvery
+		return progress.DefaultEvery
 	}
 	return *s.every
 }
@@ -54,16 +52,58 @@ func (s streams) Logger() *slog.Logger {
 }
 
 // writeJSON writes v to stdout as one indented JSON document and a
-// newline: every command's --json output, whose keys are snake_case
-// (docs/development.md, "Adding a command"). Only a document that stdout
+// newline: every command's --json output. Its keys are snake_case, and
+// messageType names it: it is the first key, message_type, of the
+// document, or of each entry of a document that is an array
+// (docs/development.md, "JSON documents"). Only a document that stdout
 // cannot take fails, as an output that cannot be written.
-func writeJSON(s streams, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+func writeJSON(s streams, messageType string, v any) error {
+	b, err := json.Marshal(v)
+	if err == nil {
+		b, err = typed(messageType, b)
+	}
+	var out bytes.Buffer
+	if err == nil {
+		err = json.Indent(&out, b, "", "  ")
+	}
 	if err != nil {
 		return err
 	}
-	_, err = s.Out.Write(append(b, '\n'))
+	_, err = s.Out.Write(append(out.Bytes(), '\n'))
 	return withCode(exitstatus.WriteFailed, err)
+}
+
+// typed puts "message_type": messageType first in the object doc, or in
+// each object of the array doc.
+func typed(messageType string, doc []byte) ([]byte, error) {
+	if bytes.HasPrefix(doc, []byte("[")) {
+		var entries []json.RawMessage
+		if err := json.Unmarshal(doc, &entries); err != nil {
+			return nil, err
+		}
+		for i, e := range entries {
+			var err error
+			if entries[i], err = typed(messageType, e); err != nil {
+				return nil, err
+			}
+		}
+		return json.Marshal(entries)
+	}
+	if !bytes.HasPrefix(doc, []byte("{")) || bytes.HasPrefix(doc, []byte(`{"message_type":`)) {
+		return nil, fmt.Errorf("%s document %.40s: want objects that do not name their type themselves", messageType, doc)
+	}
+	head, _ := json.Marshal(messageType)
+	head = append([]byte(`{"message_type":`), head...)
+	if !bytes.Equal(doc, []byte("{}")) {
+		head = append(head, ',')
+	}
+	return append(head, doc[1:]...), nil
+}
+
+// addJSONFlag registers --json, one flag on every command that has it:
+// one document on stdout (writeJSON), the human text, if any, on stderr.
+func addJSONFlag(cmd *cobra.Command, json *bool) {
+	cmd.Flags().BoolVar(json, "json", false, "print one machine-readable JSON document on stdout")
 }
 
 // withCode classes err as c for the exit status (exitstatus.Mark): a
@@ -141,7 +181,7 @@ func newRootCmd(s streams) *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVarP(s.verbose, "verbose", "v", false, "log debug detail to stderr")
-	root.PersistentFlags().DurationVar(s.every, "progress-every", defaultProgressEvery, "when stderr is not a terminal, print progress lines this often (0: none)")
+	root.PersistentFlags().DurationVar(s.every, "progress-every", progress.DefaultEvery, "when stderr is not a terminal, print progress lines this often (0: none)")
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetIn(s.In)

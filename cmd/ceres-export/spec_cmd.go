@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -32,13 +33,14 @@ FILE may be - for standard input.` + specExitStatus,
 	return cmd
 }
 
-// specCheckOptions are the flags of `spec check`.
-type specCheckOptions struct {
-	JSON bool // one JSON document on stdout instead of text
+// SpecCheckOptions are the flags of `spec check`.
+type SpecCheckOptions struct {
+	Files []string // FILE...: "-" is standard input
+	JSON  bool     // one JSON document on stdout instead of text
 }
 
 func newSpecCheckCmd(s streams) *cobra.Command {
-	var opts specCheckOptions
+	var opts SpecCheckOptions
 	cmd := &cobra.Command{
 		Use:   "check FILE...",
 		Short: "Validate specifications and print their hashes",
@@ -47,51 +49,49 @@ func newSpecCheckCmd(s streams) *cobra.Command {
 A valid file prints "FILE: valid, hash HASH" on stdout and its warnings on
 stderr; an invalid file prints every violation on stderr, each prefixed with
 the file name. With --json, stdout holds one JSON array of
-{file, valid, hash, warnings, violations} (and error for an unreadable file),
-and nothing is written to stderr.` + specExitStatus,
+{message_type: "spec_check", file, valid, hash, warnings, violations} (and
+error for an unreadable file), and nothing is written to stderr.` + specExitStatus,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runSpecCheck(c.Context(), opts, s, args)
+			opts.Files = args
+			return runSpecCheck(c.Context(), opts, s)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one machine-readable JSON document on stdout")
+	addJSONFlag(cmd, &opts.JSON)
 	return cmd
 }
 
 func newSpecHashCmd(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "hash FILE",
-		Short: "Print the SHA-256 of a specification's canonical form",
-		Long: `Validate the task specification FILE and print the lowercase hexadecimal
+	return newSpecPrintCmd(s, "hash", "Print the SHA-256 of a specification's canonical form",
+		`Validate the task specification FILE and print the lowercase hexadecimal
 SHA-256 of its canonical form (RFC 8785) alone on stdout. Warnings and
-violations go to stderr.` + specExitStatus,
-		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			spec, err := specLoad(c.Context(), s, args[0])
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(s.Out, spec.Hash())
-			return withCode(exitstatus.WriteFailed, err)
-		},
-	}
+violations go to stderr.`,
+		func(spec *taskspec.Spec) []byte { return []byte(spec.Hash() + "\n") })
 }
 
 func newSpecCanonCmd(s streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "canon FILE",
-		Short: "Print a specification's canonical JSON",
-		Long: `Validate the task specification FILE and write its canonical form
+	return newSpecPrintCmd(s, "canon", "Print a specification's canonical JSON",
+		`Validate the task specification FILE and write its canonical form
 (RFC 8785 JSON of the normalised specification, the bytes that are hashed)
 to stdout, with nothing before or after it. Warnings and violations go to
-stderr.` + specExitStatus,
-		Args: cobra.ExactArgs(1),
+stderr.`,
+		(*taskspec.Spec).Canonical)
+}
+
+// newSpecPrintCmd is a command that validates one FILE and prints what
+// form makes of it.
+func newSpecPrintCmd(s streams, name, short, long string, form func(*taskspec.Spec) []byte) *cobra.Command {
+	return &cobra.Command{
+		Use:   name + " FILE",
+		Short: short,
+		Long:  long + specExitStatus,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			spec, err := specLoad(c.Context(), s, args[0])
 			if err != nil {
 				return err
 			}
-			_, err = s.Out.Write(spec.Canonical())
+			_, err = s.Out.Write(form(spec))
 			return withCode(exitstatus.WriteFailed, err)
 		},
 	}
@@ -104,19 +104,13 @@ func specLoad(ctx context.Context, s streams, name string) (*taskspec.Spec, erro
 	if err != nil {
 		return nil, withCode(exitstatus.UsageError, err)
 	}
-	spec, err := taskspec.Parse(data)
-	var invalid *taskspec.InvalidError
+	r, spec := taskspec.CheckFile(name, data)
+	_ = r.WriteText(io.Discard, s.Err)
 	switch {
-	case errors.As(err, &invalid):
-		for _, v := range invalid.Violations {
-			fmt.Fprintf(s.Err, "%s: %s\n", name, v)
-		}
+	case r.Error != "":
+		return nil, withCode(exitstatus.WriteFailed, errors.New(r.Error))
+	case !r.Valid:
 		return nil, exitstatus.Printed(exitstatus.Findings)
-	case err != nil:
-		return nil, withCode(exitstatus.WriteFailed, fmt.Errorf("%s: %w", name, err))
-	}
-	for _, w := range spec.Warnings() {
-		fmt.Fprintf(s.Err, "%s: warning: %s\n", name, w)
 	}
 	return spec, nil
 }
@@ -137,63 +131,29 @@ func specReadFile(ctx context.Context, s streams, name string) ([]byte, error) {
 	return input.ReadFile(name)
 }
 
-// specFinding is a violation or warning in --json output.
-type specFinding struct {
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
-
-// specCheckResult is one file's entry in --json output. Hash is "" unless
-// Valid; Error is set only for a file that cannot be read.
-type specCheckResult struct {
-	File       string        `json:"file"`
-	Valid      bool          `json:"valid"`
-	Hash       string        `json:"hash"`
-	Warnings   []specFinding `json:"warnings"`
-	Violations []specFinding `json:"violations"`
-	Error      string        `json:"error,omitempty"`
-}
-
-func specFindings(vs []taskspec.Violation) []specFinding {
-	out := make([]specFinding, len(vs))
-	for i, v := range vs {
-		out[i] = specFinding{Path: v.Path, Message: v.Message}
-	}
-	return out
-}
-
 // runSpecCheck validates every file, printing results as it goes (or as
 // one JSON document at the end), and returns the worst exit status as
 // one whose messages are printed (exitstatus.Printed).
-func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files []string) error {
+func runSpecCheck(ctx context.Context, opts SpecCheckOptions, s streams) error {
 	worst := exitstatus.OK
-	results := make([]specCheckResult, 0, len(files))
-	for _, name := range files {
+	results := make([]taskspec.Check, 0, len(opts.Files))
+	for _, name := range opts.Files {
 		if err := ctx.Err(); err != nil {
 			return withCode(exitstatus.WriteFailed, err)
 		}
 		r, code := specCheckFile(ctx, s, name)
 		worst = max(worst, code)
 		results = append(results, r)
-		if opts.JSON {
-			continue
-		}
 		switch {
+		case opts.JSON:
 		case r.Error != "":
 			fmt.Fprintf(s.Err, "ceres-export: spec check: %s\n", r.Error)
-		case r.Valid:
-			fmt.Fprintf(s.Out, "%s: valid, hash %s\n", name, r.Hash)
-			for _, w := range r.Warnings {
-				fmt.Fprintf(s.Err, "%s: warning: %s\n", name, taskspec.Violation(w))
-			}
 		default:
-			for _, v := range r.Violations {
-				fmt.Fprintf(s.Err, "%s: %s\n", name, taskspec.Violation(v))
-			}
+			_ = r.WriteText(s.Out, s.Err)
 		}
 	}
 	if opts.JSON {
-		if err := writeJSON(s, results); err != nil {
+		if err := writeJSON(s, "spec_check", results); err != nil {
 			return err
 		}
 	}
@@ -204,25 +164,17 @@ func runSpecCheck(ctx context.Context, opts specCheckOptions, s streams, files [
 }
 
 // specCheckFile checks one file and returns its result and exit code.
-func specCheckFile(ctx context.Context, s streams, name string) (specCheckResult, exitstatus.Status) {
-	r := specCheckResult{File: name, Warnings: []specFinding{}, Violations: []specFinding{}}
+func specCheckFile(ctx context.Context, s streams, name string) (taskspec.Check, exitstatus.Status) {
 	data, err := specReadFile(ctx, s, name)
 	if err != nil {
-		r.Error = err.Error()
-		return r, exitstatus.Of(exitstatus.Stopped(ctx, err))
+		return taskspec.UnreadableCheck(name, err), exitstatus.Of(exitstatus.Stopped(ctx, err))
 	}
-	spec, err := taskspec.Parse(data)
-	var invalid *taskspec.InvalidError
-	switch {
-	case errors.As(err, &invalid):
-		r.Violations = specFindings(invalid.Violations)
-		return r, exitstatus.Findings
-	case err != nil:
-		r.Error = fmt.Sprintf("%s: %v", name, err)
+	switch r, _ := taskspec.CheckFile(name, data); {
+	case r.Error != "":
 		return r, exitstatus.Failed
+	case !r.Valid:
+		return r, exitstatus.Findings
+	default:
+		return r, exitstatus.OK
 	}
-	r.Valid = true
-	r.Hash = spec.Hash()
-	r.Warnings = specFindings(spec.Warnings())
-	return r, exitstatus.OK
 }

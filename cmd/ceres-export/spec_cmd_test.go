@@ -136,7 +136,10 @@ func TestSpecCheckJSON(t *testing.T) {
 	if r.stderr != "" {
 		t.Errorf("stderr with --json: %s", r.stderr)
 	}
-	var results []specCheckResult
+	var results []struct {
+		MessageType string `json:"message_type"`
+		taskspec.Check
+	}
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&results); err != nil {
@@ -148,14 +151,17 @@ func TestSpecCheckJSON(t *testing.T) {
 	if len(results) != 4 {
 		t.Fatalf("%d results, want 4", len(results))
 	}
-	want := []specCheckResult{
-		{File: valid, Valid: true, Hash: tinyRecorderHash, Warnings: []specFinding{}, Violations: []specFinding{}},
-		{File: warn, Valid: true, Hash: specHashOf(t, warn), Warnings: []specFinding{{Path: "tasks[0].resetTimeS"}}, Violations: []specFinding{}},
-		{File: invalid, Warnings: []specFinding{}, Violations: []specFinding{{Path: "version"}, {Path: "tasks[0].durationS"}}},
-		{File: missing, Warnings: []specFinding{}, Violations: []specFinding{}},
+	want := []taskspec.Check{
+		{File: valid, Valid: true, Hash: tinyRecorderHash},
+		{File: warn, Valid: true, Hash: specHashOf(t, warn), Warnings: []taskspec.Violation{{Path: "tasks[0].resetTimeS"}}},
+		{File: invalid, Violations: []taskspec.Violation{{Path: "version"}, {Path: "tasks[0].durationS"}}},
+		{File: missing},
 	}
 	for i, w := range want {
 		g := results[i]
+		if g.MessageType != "spec_check" || g.Warnings == nil || g.Violations == nil {
+			t.Errorf("result %d: message_type %q, warnings %v, violations %v: want spec_check and arrays, never null", i, g.MessageType, g.Warnings, g.Violations)
+		}
 		if g.File != w.File || g.Valid != w.Valid || g.Hash != w.Hash || len(g.Warnings) != len(w.Warnings) || len(g.Violations) != len(w.Violations) {
 			t.Errorf("result %d = %+v, want %+v", i, g, w)
 			continue

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -12,8 +13,9 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/synth/session"
 )
 
-// synthOptions are the flags of `ceres-export synth`.
-type synthOptions struct {
+// SynthOptions are the flags of `ceres-export synth`: synth.Options, and
+// the values parse makes them from.
+type SynthOptions struct {
 	out              string
 	specFile         string
 	codec            string
@@ -23,11 +25,12 @@ type synthOptions struct {
 	speed            float64
 	json             bool
 	cameraStartError time.Duration
+	speedGiven       bool // --speed was given
 	synth.Options
 }
 
 func newSynthCmd(s streams) *cobra.Command {
-	opts := synthOptions{}
+	opts := SynthOptions{}
 	cmd := &cobra.Command{
 		Use:   "synth -o DIR [flags]",
 		Short: "Write a realistic synthetic CERES session",
@@ -40,9 +43,17 @@ sensor values the index of their sample. Deterministic for a given seed.` +
 				exitstatus.Interrupted, exitstatus.WriteFailed.As("writing failed")),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runSynth(cmd, s, opts)
+			opts.speedGiven = cmd.Flags().Changed("speed")
+			return runSynth(cmd.Context(), opts, s)
 		},
 	}
+	opts.AddFlags(cmd)
+	_ = cmd.MarkFlagRequired("output")
+	return cmd
+}
+
+// AddFlags registers the options' flags on cmd.
+func (opts *SynthOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVarP(&opts.out, "output", "o", "", "session directory to create (required)")
 	f.Uint64Var(&opts.Seed, "seed", 1, "random seed")
@@ -67,41 +78,32 @@ sensor values the index of their sample. Deterministic for a given seed.` +
 	f.StringSliceVar(&opts.faults, "fault", nil, "inject faults: crash, cut-camera, corrupt, restart (the recorder crashes half way, tearing its last record, and restarts in a new segment)")
 	f.Int64Var(&opts.SegmentSize, "segment-size", 0, "journal segment size in bytes (default 64 MiB)")
 	f.BoolVar(&opts.Preallocate, "preallocate", false, "write the journal as a recorder that preallocates: each segment is --segment-size bytes of zeros from its start, records written in place (its size never changes while it records)")
-	f.BoolVar(&opts.json, "json", false, "print a machine-readable summary")
-	_ = cmd.MarkFlagRequired("output")
-	return cmd
+	addJSONFlag(cmd, &opts.json)
 }
 
-func runSynth(cmd *cobra.Command, s streams, opts synthOptions) error {
-	if err := opts.parse(cmd.Flags().Changed("speed")); err != nil {
+func runSynth(ctx context.Context, opts SynthOptions, s streams) error {
+	if err := opts.parse(); err != nil {
 		return withCode(exitstatus.UsageError, err)
 	}
 	var res *synth.Result
 	var err error
 	if opts.live {
-		res, err = synth.WriteLive(cmd.Context(), opts.out, opts.Options, opts.speed)
+		res, err = synth.WriteLive(ctx, opts.out, opts.Options, opts.speed)
 	} else {
-		res, err = synth.Write(cmd.Context(), opts.out, opts.Options)
+		res, err = synth.Write(ctx, opts.out, opts.Options)
 	}
 	if err != nil {
 		return withCode(exitstatus.WriteFailed, err)
 	}
 	if opts.json {
-		return writeJSON(s, res)
+		return writeJSON(s, "synth", res)
 	}
-	fmt.Fprintf(s.Out, "session %s written to %s\n", res.SessionID, res.Dir)
-	fmt.Fprintf(s.Out, "  task specification %s\n", res.SpecHash)
-	fmt.Fprintf(s.Out, "  %d events, samples %v, camera frames %v, %.1f s\n", res.Events, res.Samples, res.Frames, float64(res.End)/1e9)
-	for _, f := range res.Faults {
-		fmt.Fprintf(s.Out, "  fault: %s\n", f)
-	}
-	return nil
+	return withCode(exitstatus.WriteFailed, res.WriteText(s.Out))
 }
 
 // parse fills the synth options from the flags that need parsing, and
-// refuses values no session could be written with; speedGiven says
-// whether --speed was given.
-func (opts *synthOptions) parse(speedGiven bool) error {
+// refuses values no session could be written with.
+func (opts *SynthOptions) parse() error {
 	var err error
 	if opts.Motion, err = session.ParseMotion(opts.motion); err != nil {
 		return err
@@ -123,7 +125,7 @@ func (opts *synthOptions) parse(speedGiven bool) error {
 		}
 		opts.Spec = b
 	}
-	if speedGiven && !opts.live {
+	if opts.speedGiven && !opts.live {
 		return fmt.Errorf("--speed paces --live; without it the session is written at once")
 	}
 	if opts.live && !(opts.speed > 0 && opts.speed <= 1e6) {

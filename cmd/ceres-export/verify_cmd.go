@@ -36,7 +36,7 @@ type VerifyOptions struct {
 func (o *VerifyOptions) AddFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.Journal, "journal", "", "also check the shard against the session it was exported from")
-	f.BoolVar(&o.JSON, "json", false, "print one machine-readable JSON document on stdout")
+	addJSONFlag(cmd, &o.JSON)
 	f.BoolVar(&o.AllFrames, "all-frames", false, "with --journal, compare every exported frame's content with the session's camera frames (default: frames 0, 30, 60, … and the last of each episode)")
 	f.BoolVar(&o.Quick, "quick", false, "skip the video checks, the recomputation of statistics and the decoding of meta/episodes' per-episode statistics")
 	f.StringVar(&o.Privacy, "privacy", "full", "metadata-only: also prove that nothing private remains (with --journal, every private string of the session is looked for in every byte)")
@@ -80,8 +80,8 @@ synthetic session's code band also proves every frame.
 Each finding prints as one line on stdout: the file, the episode, row or
 frame, the severity, a stable code (e.g. data.index-gap) and the message;
 a summary line follows. With --json stdout holds one JSON document
-{dir, sound, checks, counts, findings: [{code, severity, file, episode, row,
-frame, message}]}.` + verifyExitStatus,
+{message_type: "verify", dir, sound, checks, counts, findings: [{code,
+severity, file, episode, row, frame, message}]}.` + verifyExitStatus,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Shard = args[0]
@@ -113,7 +113,7 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 			return withCode(exitstatus.WriteFailed, err)
 		}
 		if opts.JSON {
-			if werr := writeJSON(s, verify.UnreadableDocument(opts.Shard, err)); werr != nil {
+			if werr := writeJSON(s, "verify", verify.UnreadableDocument(opts.Shard, err)); werr != nil {
 				return withCode(exitstatus.WriteFailed, werr)
 			}
 			return exitstatus.Printed(exitstatus.Usage)
@@ -121,7 +121,7 @@ func runVerify(ctx context.Context, opts VerifyOptions, s streams) error {
 		return withCode(exitstatus.UsageError, err)
 	}
 	if opts.JSON {
-		err = writeJSON(s, res.Document())
+		err = writeJSON(s, "verify", res.Document())
 	} else {
 		err = res.WriteText(s.Out)
 	}

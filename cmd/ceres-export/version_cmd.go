@@ -29,14 +29,14 @@ ceres-export --version prints the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error { return runVersion(opts, s) },
 	}
-	c.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object")
+	addJSONFlag(c, &opts.JSON)
 	return c
 }
 
 func runVersion(opts VersionOptions, s streams) error {
 	r := version.NewReport()
 	if opts.JSON {
-		return writeJSON(s, r)
+		return writeJSON(s, "version", r)
 	}
 	_, err := fmt.Fprint(s.Out, r.Text())
 	return err

@@ -1,11 +1,16 @@
 package batch
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/campaign"
+	"github.com/ceres-robotics/ceres-export/internal/exitstatus"
+	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 )
 
@@ -103,11 +108,10 @@ func (r TaskResult) Describe() string {
 // Document is batch --json's one document: the run's results, the tasks
 // by state, the merged datasets and the exit status (docs/campaigns.md).
 type Document struct {
-	MessageType string               `json:"message_type"`
-	CampaignID  string               `json:"campaign_id"`
-	Out         string               `json:"out"`
-	Array       *campaign.ArrayShare `json:"array,omitempty"`
-	Results     []DocumentResult     `json:"results"`
+	CampaignID string               `json:"campaign_id"`
+	Out        string               `json:"out"`
+	Array      *campaign.ArrayShare `json:"array,omitempty"`
+	Results    []DocumentResult     `json:"results"`
 	// States counts the tasks by their standing record's state.
 	States map[string]int `json:"states"`
 	// Merged are the datasets the run's merge wrote, one per setting.
@@ -130,7 +134,7 @@ type DocumentResult struct {
 
 // NewDocument is the Document of a run into out.
 func NewDocument(campaignID, out string, share *campaign.ArrayShare, s *Summary, merged []MergedDataset, exit int) Document {
-	doc := Document{MessageType: "batch", CampaignID: campaignID, Out: out, Array: share,
+	doc := Document{CampaignID: campaignID, Out: out, Array: share,
 		Results: make([]DocumentResult, len(s.Results)), States: s.States(), Merged: []MergedDataset{}, ExitStatus: exit}
 	for i, r := range s.Results {
 		doc.Results[i] = DocumentResult{TaskID: r.Task.ID, Outcome: r.Outcome, Reason: r.Reason, Record: r.Record, Misses: r.Misses, ElapsedS: r.Elapsed.Seconds()}
@@ -140,4 +144,66 @@ func NewDocument(campaignID, out string, share *campaign.ArrayShare, s *Summary,
 	}
 	doc.Merged = append(doc.Merged, merged...)
 	return doc
+}
+
+// Plan is batch plan's document: a manifest's selected tasks, normalised,
+// those of one array share with one.
+type Plan struct {
+	Array      *campaign.ArrayShare `json:"array"`
+	CampaignID string               `json:"campaign_id"`
+	Tasks      []campaign.Task      `json:"tasks"`
+}
+
+// Finished is a finished run to settle (Finish): its manifest and tasks,
+// what Run returned, where it wrote, and where to merge.
+type Finished struct {
+	Manifest *campaign.Manifest
+	Tasks    []campaign.Task
+	Summary  *Summary
+	RunErr   error  // Run's error: the run could not go on
+	Out      string // the campaign directory
+	Merge    string // the merged datasets' directory; "" for no merge
+	Version  string // the tool version the merges record
+	// Human takes the summary (stdout, or stderr when stdout holds the
+	// JSON document); Log the campaign page's path (stderr).
+	Human, Log io.Writer
+}
+
+// Finish prints the run's summary and the tasks that missed their
+// expectation, merges when the run settled (Summary.Settle) and Merge asks
+// for it, and writes the campaign page, which covers every task of the
+// manifest from the records under Out (other shares' too) and this run's
+// merges. Its error is classed for the exit status: a run that could not
+// go on or a page that could not be written failed to write, tasks that
+// missed are findings (already printed), a busy task is busy.
+func Finish(ctx context.Context, f Finished) ([]MergedDataset, error) {
+	fmt.Fprintln(f.Human, f.Summary.Line())
+	for _, r := range f.Summary.Missed() {
+		fmt.Fprintf(f.Human, "  missed %s: %s\n", r.Task.ID, strings.Join(r.Misses, "; "))
+	}
+	err := f.Summary.Settle()
+	var missed *MissedError
+	var merged []MergedDataset
+	switch {
+	case f.RunErr != nil:
+		err = exitstatus.Mark(exitstatus.WriteFailed, f.RunErr)
+	case errors.As(err, &missed):
+		if f.Merge != "" {
+			fmt.Fprintf(f.Human, "not merged: %s\n", missed)
+		}
+		err = exitstatus.Printed(exitstatus.Findings)
+	case err == nil && f.Merge != "":
+		merged, err = Merge(ctx, f.Tasks, f.Out, f.Merge, f.Version)
+		for _, d := range merged {
+			fmt.Fprintf(f.Human, "merged setting %s: %d shards, %d episodes, %d frames in %s\n", d.SettingID, d.Shards, d.Episodes, d.Frames, d.Dir)
+		}
+	}
+	if perr := WritePage(f.Manifest.CampaignID, f.Manifest.Tasks, f.Out, merged); perr != nil {
+		if err == nil || exitstatus.WasPrinted(err) {
+			err = exitstatus.Mark(exitstatus.WriteFailed, perr)
+		}
+		return merged, err
+	}
+	fmt.Fprintf(f.Log, "campaign page %s\n", filepath.Join(f.Out, layout.CampaignPagePath))
+	return merged, err
 }

@@ -268,6 +268,9 @@ func (o ScriptOptions) CheckSlurmValues() error {
 			return fmt.Errorf("%s %s: holds %q at byte %d, which no SLURM script can carry (a job script line ends there); choose another", v.what, quoteCut(v.value), v.value[i:i+1], i)
 		}
 	}
+	if o.MergeGroupSize < 0 {
+		return fmt.Errorf("--merge-group-size %d: want 0 or more", o.MergeGroupSize)
+	}
 	// OUT is in --output, a filename pattern: slurmstepd reads any
 	// backslash in one as "no substitutions" and drops it, so the logs
 	// would go to another directory and the job fail to start.
@@ -503,7 +506,7 @@ type KubernetesOptions struct {
 	// Namespace of the Job; "" leaves it to kubectl.
 	Namespace string
 	// Claim is a PersistentVolumeClaim mounted at MountPath, holding the
-	// manifest, the sessions and OUT; "" mounts nothing.
+	// manifest, the sessions and OUT; both are required.
 	Claim, MountPath string
 	// ActiveDeadline bounds the whole Job's run; 0 means
 	// DefaultActiveDeadline.
@@ -514,6 +517,22 @@ type KubernetesOptions struct {
 	// MaxFailedIndexes fails the Job once more indexes than this failed;
 	// 0 means half the completions, rounded up.
 	MaxFailedIndexes int
+}
+
+// checkRequest refuses what the command line asked of a Job of tasks
+// tasks that none can be: more completions than tasks (an ArrayCount of 0
+// is one per task), negative bounds.
+func (o *KubernetesOptions) checkRequest(tasks int) error {
+	if o.ArrayCount <= 0 {
+		o.ArrayCount = tasks
+	}
+	switch {
+	case o.ArrayCount > tasks:
+		return fmt.Errorf("--array-count %d: only %d tasks are selected", o.ArrayCount, tasks)
+	case o.MaxFailedIndexes < 0 || o.ActiveDeadline < 0 || o.TTLAfterFinished < 0:
+		return fmt.Errorf("--max-failed-indexes %d, --active-deadline %v, --ttl-after-finished %v: none may be negative", o.MaxFailedIndexes, o.ActiveDeadline, o.TTLAfterFinished)
+	}
+	return nil
 }
 
 // ImageUser is the release image's user and group id (release/image.sh).
@@ -570,6 +589,9 @@ func KubernetesJob(campaignID string, tasks []Task, o KubernetesOptions) ([]byte
 		}
 	}
 	if err := o.checkPaths(tasks); err != nil {
+		return nil, err
+	}
+	if err := o.checkRequest(len(tasks)); err != nil {
 		return nil, err
 	}
 	if o.ArrayCount < 1 || o.ArrayCount > maxIndexedCompletions {
@@ -676,7 +698,7 @@ const (
 // they are given must be absolute and under MountPath.
 func (o KubernetesOptions) checkPaths(tasks []Task) error {
 	if o.Claim == "" || o.MountPath == "" {
-		return errors.New("a claim and its mount are needed: the pods read the manifest and the sessions and write OUT on a PersistentVolumeClaim, their image's own file system being read-only")
+		return errors.New("--claim and --mount: a claim and its mount are needed: the pods read the manifest and the sessions and write OUT on a PersistentVolumeClaim, their image's own file system being read-only")
 	}
 	if !filepath.IsAbs(o.MountPath) {
 		return fmt.Errorf("mount %q is not an absolute path", o.MountPath)

@@ -7,28 +7,25 @@ import (
 	"path/filepath"
 )
 
-// NewScriptOptions are a campaign's script options for the tasks selected
-// by sel (tasks of them) in count array tasks (0: one per task), with the
-// paths made absolute, as the jobs need them: the jobs run binary, or this
-// executable when binary is "", which must be one they can run.
-func NewScriptOptions(binary, manifest, out, merge string, sel Selection, count, tasks int) (ScriptOptions, error) {
-	o := ScriptOptions{Selection: sel, ArrayCount: count}
+// ForSlurm is o, as the command line gives it, for the SLURM scripts of
+// tasks selected tasks: the paths made absolute, as the jobs need them;
+// o.Binary "" is this executable, and a binary the jobs could not run is
+// refused; o.ArrayCount 0 is one array task per task; and values no
+// script can carry are refused (CheckSlurmValues).
+func (o ScriptOptions) ForSlurm(tasks int) (ScriptOptions, error) {
 	var err error
-	if binary == "" {
-		if binary, err = os.Executable(); err != nil {
+	if o.Binary == "" {
+		if o.Binary, err = os.Executable(); err != nil {
 			return o, err
 		}
-	} else if err := checkExecutable(binary); err != nil {
-		return o, fmt.Errorf("--binary %s: %w", binary, err)
+	} else if err := checkExecutable(o.Binary); err != nil {
+		return o, fmt.Errorf("--binary %s: %w", o.Binary, err)
 	}
-	for _, p := range []struct {
-		in  string
-		out *string
-	}{{binary, &o.Binary}, {manifest, &o.Manifest}, {out, &o.Out}, {merge, &o.Merge}} {
-		if p.in == "" {
+	for _, p := range []*string{&o.Binary, &o.Manifest, &o.Out, &o.Merge} {
+		if *p == "" {
 			continue
 		}
-		if *p.out, err = filepath.Abs(p.in); err != nil {
+		if *p, err = filepath.Abs(*p); err != nil {
 			return o, err
 		}
 	}
@@ -38,7 +35,7 @@ func NewScriptOptions(binary, manifest, out, merge string, sel Selection, count,
 	if o.ArrayCount > tasks {
 		return o, fmt.Errorf("--array-count %d: only %d tasks are selected", o.ArrayCount, tasks)
 	}
-	return o, nil
+	return o, o.CheckSlurmValues()
 }
 
 // checkExecutable refuses, before any job is queued, a --binary that no job

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/output"
+	"github.com/ceres-robotics/ceres-export/internal/textout"
 )
 
 // Runner runs a job scheduler's command (sbatch) and returns its standard
@@ -139,6 +141,32 @@ func (s SlurmScripts) SubmitCommand() string {
 		cmd += " && " + shellJoin(append([]string{"sbatch"}, afterArgs(before, s.Merge)...))
 	}
 	return cmd
+}
+
+// WriteText says what WriteSlurmScripts wrote for tasks tasks under o
+// (the options it was given), a line per script.
+func (s SlurmScripts) WriteText(w io.Writer, tasks int, o ScriptOptions) error {
+	t := textout.New(w)
+	t.Printf("array script %s (%d tasks in %d array tasks)\n", s.Array, tasks, o.ArrayCount)
+	t.Printf("rerun script %s (after the array, whatever its state: runs what it left undone)\n", s.Rerun)
+	if s.Groups != "" {
+		t.Printf("merge-groups script %s (a tree merge: groups of at most %d shards)\n", s.Groups, o.MergeGroupSize)
+	}
+	if s.Merge != "" {
+		t.Printf("merge script %s\n", s.Merge)
+	}
+	return t.Err()
+}
+
+// WriteText says which jobs were submitted, a line per job id.
+func (j SlurmJobs) WriteText(w io.Writer) error {
+	t := textout.New(w)
+	for _, job := range []struct{ name, id string }{{"array", j.Array}, {"rerun", j.Rerun}, {"merge-groups", j.Groups}, {"merge", j.Merge}} {
+		if job.id != "" {
+			t.Printf("%s job %s\n", job.name, job.id)
+		}
+	}
+	return t.Err()
 }
 
 // SlurmJobs are the ids of the submitted jobs; "" for a job not submitted

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -85,6 +86,10 @@ type Options struct {
 	License string
 	// Version is the tool version recorded in the report.
 	Version string
+	// WaitBusy is how long to wait for a destination another process
+	// holds (a merge whose node froze) before failing with
+	// output.ErrDestinationBusy.
+	WaitBusy time.Duration
 	// Logger receives progress lines; nil discards them.
 	Logger *slog.Logger
 	// Video reads and joins the sources' video files (video.Files, which
@@ -109,21 +114,50 @@ type Video interface {
 
 // Result summarises a merge.
 type Result struct {
-	Output     string
-	Sources    int // shards in the dataset, all runs
-	Added      int // shards this run added
-	Episodes   int
-	Frames     int64
-	Tasks      int
-	DataFiles  int
-	VideoFiles int
-	Report     *Report
+	Output     string  `json:"output"`
+	Sources    int     `json:"sources"` // shards in the dataset, all runs
+	Added      int     `json:"added"`   // shards this run added
+	Episodes   int     `json:"episodes"`
+	Frames     int64   `json:"frames"`
+	Tasks      int     `json:"tasks"`
+	DataFiles  int     `json:"data_files"`
+	VideoFiles int     `json:"video_files"`
+	Report     *Report `json:"-"` // the dataset holds it (layout.MergeReportPath)
 }
+
+// WriteText writes the Result as merge's one line of text.
+func (r *Result) WriteText(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "merged %d shards (%d added): %d episodes, %d frames, %d tasks, %d data and %d video files in %s\n",
+		r.Sources, r.Added, r.Episodes, r.Frames, r.Tasks, r.DataFiles, r.VideoFiles, r.Output)
+	return err
+}
+
+// busyPoll is how often a merge waiting for its destination
+// (Options.WaitBusy) looks again.
+const busyPoll = time.Second
 
 // Merge writes one LeRobot dataset from the sources (after the dataset
 // named by Into, when set). Nothing is written unless every source is a
-// sound shard and all agree on fps, robot type and features.
+// sound shard and all agree on fps, robot type and features. The
+// destination's lock is taken before any work: a merge that finds it held
+// looks again until Options.WaitBusy is over.
 func Merge(ctx context.Context, opts Options) (*Result, error) {
+	until := time.Now().Add(opts.WaitBusy)
+	for {
+		res, err := mergeOnce(ctx, opts)
+		if !errors.Is(err, output.ErrDestinationBusy) || !time.Now().Before(until) {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(busyPoll):
+		}
+	}
+}
+
+// mergeOnce is Merge's one try.
+func mergeOnce(ctx context.Context, opts Options) (*Result, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

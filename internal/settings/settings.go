@@ -7,6 +7,7 @@
 package settings
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -68,6 +69,19 @@ func (e *SettingError) Error() string {
 }
 
 func (e *SettingError) Unwrap() error { return e.Err }
+
+// AsFlag names the setting of a *SettingError in err by its flag
+// ("--video-size"), as the command line shows it; any other error is
+// returned as it is.
+func AsFlag(err error) error {
+	var se *SettingError
+	if errors.As(err, &se) {
+		c := *se
+		c.Setting = "--" + FlagName(se.Setting)
+		return &c
+	}
+	return err
+}
 
 // Path is the file p of a setting (profile, task_spec) as the process
 // opens it: relative to baseDir ("" for the working directory) unless

@@ -41,6 +41,18 @@ const (
 	QuantileEnvelope
 )
 
+// ParseQuantileAggregation parses the name of an aggregation as merge's
+// --quantiles gives it: weighted-mean (or "") or envelope.
+func ParseQuantileAggregation(s string) (QuantileAggregation, error) {
+	switch s {
+	case "weighted-mean", "":
+		return QuantileWeightedMean, nil
+	case "envelope":
+		return QuantileEnvelope, nil
+	}
+	return 0, fmt.Errorf("%q: want weighted-mean or envelope", s)
+}
+
 // ErrStatsContradictRows marks statistics handed to WriteEpisode
 // (EpisodeMeta.Stats) that the episode's rows contradict.
 var ErrStatsContradictRows = errors.New("statistics its rows contradict")

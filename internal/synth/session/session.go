@@ -14,9 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 
+	"github.com/ceres-robotics/ceres-export/internal/textout"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
@@ -179,16 +181,29 @@ func (o Options) cameraFPS() int {
 
 // Result tells what Write produced.
 type Result struct {
-	Dir       string
-	SessionID string
-	SpecHash  string
-	Events    int
-	Samples   map[string]int   // per sensor stream
-	Frames    map[string]int   // per camera, frames across its files
-	Media     []string         // camera files, relative to Dir
-	Faults    []string         // what was damaged, in words
-	End       int64            // time of the last event (ns)
-	Truncated map[string]int64 // camera file → bytes cut off
+	Dir       string           `json:"dir"`
+	SessionID string           `json:"session_id"`
+	SpecHash  string           `json:"spec_hash"`
+	Events    int              `json:"events"`
+	Samples   map[string]int   `json:"samples"`   // per sensor stream
+	Frames    map[string]int   `json:"frames"`    // per camera, frames across its files
+	Media     []string         `json:"media"`     // camera files, relative to Dir
+	Faults    []string         `json:"faults"`    // what was damaged, in words
+	End       int64            `json:"end"`       // time of the last event (ns)
+	Truncated map[string]int64 `json:"truncated"` // camera file → bytes cut off
+}
+
+// WriteText writes the Result as synth's text: the session, its
+// specification's hash, what it holds and the faults injected.
+func (r *Result) WriteText(w io.Writer) error {
+	t := textout.New(w)
+	t.Printf("session %s written to %s\n", r.SessionID, r.Dir)
+	t.Printf("  task specification %s\n", r.SpecHash)
+	t.Printf("  %d events, samples %v, camera frames %v, %.1f s\n", r.Events, r.Samples, r.Frames, float64(r.End)/1e9)
+	for _, f := range r.Faults {
+		t.Printf("  fault: %s\n", f)
+	}
+	return t.Err()
 }
 
 // Write writes a session's journal into dir, which must not exist or be

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/plan"
@@ -237,5 +238,19 @@ func TestJournalDeterministic(t *testing.T) {
 	}
 	if !bytes.Equal(x, y) || len(plans[0]) != 1 || !slices.Equal(plans[0][0].PTS, plans[1][0].PTS) {
 		t.Error("two runs with the same seed differ")
+	}
+}
+
+// synth's text names the session, its hash, what it holds and each fault.
+func TestResultText(t *testing.T) {
+	r := &Result{Dir: "/s", SessionID: "id", SpecHash: "h", Events: 3, Samples: map[string]int{"imu": 10},
+		Frames: map[string]int{"front": 5}, End: 1_500_000_000, Faults: []string{"crash"}}
+	var b strings.Builder
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "session id written to /s\n  task specification h\n  3 events, samples map[imu:10], camera frames map[front:5], 1.5 s\n  fault: crash\n"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
 	}
 }
