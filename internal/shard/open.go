@@ -589,6 +589,7 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64, withVideoSt
 			return nil, 0, fmt.Errorf("%s: %w", t.path, err)
 		}
 	}
+	eps = slices.Grow(eps, t.rows)
 	for i := 0; i < t.rows; i++ {
 		v := func(c string) int64 { return ints[c].Value(i) }
 		e := Episode{
@@ -599,7 +600,7 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64, withVideoSt
 			},
 			Videos: map[string]VideoSegment{},
 		}
-		where := fmt.Sprintf("%s row %d", t.path, i)
+		where := rowAt{t.path, i}
 		if e.Index != int64(len(eps)) {
 			return nil, 0, fmt.Errorf("%s: %s %d, want %d", where, layout.ColEpisodeIndex, e.Index, len(eps))
 		}
@@ -656,6 +657,15 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64, withVideoSt
 	}
 	return eps, frames, nil
 }
+
+// rowAt names a row of a file in an error, formatted only then: an append
+// reads every row of a 1,000-shard dataset's meta/episodes.
+type rowAt struct {
+	path string
+	row  int
+}
+
+func (r rowAt) String() string { return fmt.Sprintf("%s row %d", r.path, r.row) }
 
 // statsColumns are one feature's per-episode statistics columns of an
 // episodes file, looked up once for all its rows.
