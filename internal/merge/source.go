@@ -115,6 +115,7 @@ func openSourceStats(ctx context.Context, dir string, files *pqcolumns.Files, ep
 	if err != nil {
 		return nil, err
 	}
+	s.episodes = make([]sourceEpisode, 0, len(eps))
 	for i, e := range eps {
 		se, err := s.episode(e)
 		if err != nil {
