@@ -5,9 +5,11 @@ package merge
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
@@ -28,12 +30,17 @@ func TestMergeIntoKeepsEpisodesFiles(t *testing.T) {
 		first, opts Options
 		// next are the meta/episodes files each append adds.
 		next []string
+		// change, when set, changes the dataset before the first append.
+		change func(t *testing.T, dir string)
 	}{
-		{"default sizes", Options{}, Options{}, []string{layout.EpisodesPath(0, 1), layout.EpisodesPath(0, 2)}},
-		{"two files a chunk", Options{ChunksSize: 2}, Options{ChunksSize: 2}, []string{layout.EpisodesPath(0, 1), layout.EpisodesPath(1, 0)}},
+		{"default sizes", Options{}, Options{}, []string{layout.EpisodesPath(0, 1), layout.EpisodesPath(0, 2)}, nil},
+		{"two files a chunk", Options{ChunksSize: 2}, Options{ChunksSize: 2}, []string{layout.EpisodesPath(0, 1), layout.EpisodesPath(1, 0)}, nil},
 		// Its meta/stats.json aggregated otherwise: the per-episode
 		// statistics are aggregated again.
-		{"quantiles aggregated otherwise", Options{}, Options{Quantiles: shard.QuantileEnvelope}, []string{layout.EpisodesPath(0, 1), layout.EpisodesPath(0, 2)}},
+		{"quantiles aggregated otherwise", Options{}, Options{Quantiles: shard.QuantileEnvelope}, []string{layout.EpisodesPath(0, 1), layout.EpisodesPath(0, 2)}, nil},
+		// Its meta/stats.json holds other values than its writer's (here
+		// rounded, and sealed again): not taken for the aggregate.
+		{"stats.json rounded", Options{}, Options{}, []string{layout.EpisodesPath(0, 1), layout.EpisodesPath(0, 2)}, roundStats},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -42,6 +49,9 @@ func TestMergeIntoKeepsEpisodesFiles(t *testing.T) {
 			o.Sources, o.Output = src[:2], out
 			if _, err := mergeVideo(ctx, o); err != nil {
 				t.Fatal(err)
+			}
+			if tc.change != nil {
+				tc.change(t, out)
 			}
 			// Hard links keep each state's files reachable after the swap.
 			kept := []string{layout.EpisodesPath(0, 0)}
@@ -79,6 +89,49 @@ func TestMergeIntoKeepsEpisodesFiles(t *testing.T) {
 				t.Errorf("%s after appending differs from a merge of all the shards at once", layout.StatsPath)
 			}
 		})
+	}
+}
+
+// roundStats rounds every number of dir's meta/stats.json to four
+// significant digits and seals dir again, so that its seal holds.
+func roundStats(t *testing.T, dir string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(layout.StatsPath))
+	var stats map[string]map[string]any
+	readJSON(t, p, &stats)
+	var round func(v any) any
+	round = func(v any) any {
+		switch v := v.(type) {
+		case float64:
+			r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
+			return r
+		case []any:
+			for i := range v {
+				v[i] = round(v[i])
+			}
+		}
+		return v
+	}
+	for _, f := range stats {
+		for k, v := range f {
+			f[k] = round(v)
+		}
+	}
+	b, err := json.MarshalIndent(stats, "", "    ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, p, b)
+	seal, err := shard.SealOf(context.Background(), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = json.MarshalIndent(seal, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(dir, filepath.FromSlash(layout.SealPath)), b)
+	if ok, why := sealHolds(context.Background(), dir, nil); !ok {
+		t.Fatalf("sealed again, the seal does not hold: %v", why)
 	}
 }
 
