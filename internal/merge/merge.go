@@ -186,6 +186,19 @@ func mergeOnce(ctx context.Context, opts Options) (*Result, error) {
 	if opts.ChunksSize < 0 || opts.DataFileSizeMB < 0 || opts.VideoFileSizeMB < 0 {
 		return nil, fmt.Errorf("%w: chunks and file sizes must be positive", ErrUsage)
 	}
+	res, err := mergeOnce(ctx, opts, log, nil)
+	var unsealed *errIntoUnsealed
+	if errors.As(err, &unsealed) {
+		res, err = mergeOnce(ctx, opts, log, unsealed.again())
+	}
+	return res, err
+}
+
+// mergeOnce is Merge. With Into, the seal of the dataset appended to is
+// checked while the append is built (intoSeal) unless seal has its result
+// already; an append built while it was checked returns errIntoUnsealed
+// when it does not hold, with nothing written.
+func mergeOnce(ctx context.Context, opts Options, log *slog.Logger, seal *intoSeal) (_ *Result, err error) {
 	start := time.Now()
 	dirs := opts.Sources
 	if opts.Into != "" {
@@ -206,6 +219,18 @@ func mergeOnce(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer st.Abort()
+	sums := newFileSums()
+	if opts.Into != "" && seal == nil {
+		seal = checkIntoSeal(ctx, dirs[0], sums)
+		defer func() {
+			// Whatever stopped the append, the dataset appended to is
+			// verified in full if its seal does not hold, and the error
+			// is what that finds.
+			if holds, _ := seal.wait(); !holds && err != nil && ctx.Err() == nil {
+				err = &errIntoUnsealed{seal}
+			}
+		}()
+	}
 	// Each source is opened and quick-verified by the same worker, through
 	// one set of Parquet files: verify checks the very columns the merge
 	// reads, and each file's footer is parsed, and each column decoded,
@@ -213,7 +238,6 @@ func mergeOnce(ctx context.Context, opts Options) (*Result, error) {
 	sources := make([]*source, len(dirs))
 	openErrs := make([]error, len(dirs))
 	verifyErrs := make([]error, len(dirs))
-	sums := newFileSums()
 	// One pool of page buffers for every Parquet read of the merge.
 	pages := &pqcolumns.PagePool{}
 	var held atomic.Int64
@@ -224,11 +248,25 @@ func mergeOnce(ctx context.Context, opts Options) (*Result, error) {
 	twoAtATime(len(dirs), func(i int) {
 		files := pqcolumns.NewFiles(pages)
 		defer files.Close()
-		if sources[i], openErrs[i] = openSource(ctx, dirs[i], files); openErrs[i] != nil {
+		// The dataset appended to is read without its per-episode
+		// statistics (appendTotal); while its seal is being checked, it is
+		// not verified: the append is made again if the seal does not hold.
+		into := opts.Into != "" && i == 0
+		if sources[i], openErrs[i] = openSourceStats(ctx, dirs[i], files, !into); openErrs[i] != nil {
 			return
 		}
-		into := opts.Into != "" && i == 0
-		verifyErrs[i] = verifySource(ctx, sources[i], into, files, sums, opts.Video, log)
+		if into && !seal.known {
+			sources[i].ds.Parquet = nil
+			return
+		}
+		var holds bool
+		var why error
+		if into {
+			holds, why = seal.wait()
+		} else {
+			holds, why = sealHolds(ctx, dirs[i], sums)
+		}
+		verifyErrs[i] = verifySource(ctx, sources[i], into, holds, why, files, opts.Video, log)
 		if verifyErrs[i] == nil && !sources[i].isMerged() {
 			// What tells the source from any other (checkDuplicates),
 			// from the files the seal check has just hashed.
@@ -275,7 +313,7 @@ func mergeOnce(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	log.Debug("merge: sources read", "sources", len(sources), "rows_held_bytes", held.Load(), "elapsed", time.Since(start))
-	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", start: start, sums: sums, pages: pages, license: license}
+	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", seal: seal, start: start, sums: sums, pages: pages, license: license}
 	// A shard is one source of the report; a merged dataset brings all of
 	// its own, numbered on from where it stands.
 	m.reportIndex = make([]int, len(sources))
@@ -463,8 +501,7 @@ func twoAtATime(n int, fn func(i int)) {
 // sealed: a foreign dataset) gets the full verify, which decodes every
 // video frame against its feature's info and recomputes the statistics
 // from the rows.
-func verifySource(ctx context.Context, s *source, into bool, files *pqcolumns.Files, sums *fileSums, vid Video, log *slog.Logger) error {
-	holds, why := sealHolds(ctx, s.dir, sums)
+func verifySource(ctx context.Context, s *source, into, holds bool, why error, files *pqcolumns.Files, vid Video, log *slog.Logger) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -531,7 +568,12 @@ type merger struct {
 	log     *slog.Logger
 	sources []*source
 	into    bool // sources[0] is the dataset appended to
-	start   time.Time
+	// seal is the check of the seal of the dataset appended to.
+	seal *intoSeal
+	// linked gives the result of linking the provenance files of the
+	// dataset appended to.
+	linked chan error
+	start  time.Time
 	// sums are the files hashed so far (the seal of the dataset appended
 	// to, then the new one's).
 	sums *fileSums
@@ -544,7 +586,17 @@ type merger struct {
 	license string
 }
 
-func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
+func (m *merger) run(ctx context.Context, st *output.Staging) (_ *Result, err error) {
+	defer func() {
+		// Nothing may still write into the staging directory once the
+		// merge returns (and Abort removes it).
+		if m.linked != nil {
+			if lerr := <-m.linked; err == nil && lerr != nil {
+				err = lerr
+			}
+			m.linked = nil
+		}
+	}()
 	features := mergedFeatures(m.sources)
 	plans, err := m.planVideos(features)
 	if err != nil {
@@ -597,6 +649,19 @@ func (m *merger) run(ctx context.Context, st *output.Staging) (*Result, error) {
 	}
 	if err := errors.Join(videoErrs...); err != nil {
 		return nil, err
+	}
+	if m.linked != nil {
+		err := <-m.linked
+		m.linked = nil
+		if err != nil {
+			return nil, err
+		}
+	}
+	if m.into && !m.seal.known {
+		if holds, _ := m.seal.wait(); !holds {
+			return nil, &errIntoUnsealed{m.seal}
+		}
+		m.log.Debug("merge: the dataset appended to is as its merge sealed it", "dataset", m.sources[0].dir)
 	}
 	if err := writeSeal(ctx, b, m.sums); err != nil {
 		return nil, err
@@ -717,14 +782,24 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 				report.Sources = append(report.Sources, r)
 			}
 		}
-		if err := storeSourceFiles(b, s, m.reportIndex[si]); err != nil {
+		if m.into && si == 0 {
+			// The provenance files of the dataset appended to (one a
+			// shard) are linked on the other core while the rest is
+			// written; run waits for them.
+			m.linked = make(chan error, 1)
+			go func() { m.linked <- storeSourceFiles(b, s, m.reportIndex[si]) }()
+		} else if err := storeSourceFiles(b, s, m.reportIndex[si]); err != nil {
 			return nil, err
 		}
 		if m.into && si == 0 {
 			// Appending: the dataset's rows stay in its data files, which
 			// the new dataset links; only what follows is written.
 			m.log.Info("keeping rows", "source", s.dir, "episodes", len(s.episodes))
-			if err := b.Continue(ctx, s.ds, s.shardEpisodes(), s.episodeStats); err != nil {
+			total, err := m.appendTotal(ctx, s)
+			if err != nil {
+				return nil, err
+			}
+			if err := b.Continue(ctx, s.ds, s.shardEpisodes(), total, s.episodeStats); err != nil {
 				return nil, err
 			}
 		} else {
@@ -762,6 +837,34 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 	report.Tasks = len(b.Tasks())
 	report.Data = b.DataFiles()
 	return report, nil
+}
+
+// appendTotal is the aggregate statistics the append goes on from: those
+// of meta/stats.json of the dataset appended to (s) when its seal holds
+// (the file is as its merge wrote it) and its last run aggregated as this
+// one does; nil otherwise, after reading the per-episode statistics into
+// s.episodeStats, so that the statistics are always those of one merge of
+// every shard in order.
+func (m *merger) appendTotal(ctx context.Context, s *source) ([]shard.Stats, error) {
+	runs := s.merged.Runs
+	why := fmt.Errorf("its last run aggregated quantiles other than by %s", quantileName(m.opts.Quantiles))
+	switch {
+	case !m.seal.trusted():
+		why = errors.New("its seal does not hold")
+	case len(runs) > 0 && runs[len(runs)-1].Options.Quantiles == quantileName(m.opts.Quantiles):
+		total, err := s.ds.BaseTotal()
+		if err == nil {
+			return total, nil
+		}
+		why = err
+	}
+	m.log.Info("merge: aggregating the statistics of every episode appended to", "dataset", s.dir, "why", why)
+	_, stats, err := s.ds.EpisodesWithStats(ctx, shard.StatsFeatures(s.ds.Info.Features))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	s.episodeStats = stats
+	return nil, nil
 }
 
 // rowsDecoder decodes the data files of the source the writer comes to

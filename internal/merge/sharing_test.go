@@ -45,7 +45,8 @@ func TestSourceOpenAndVerifyShareParquetFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			opened := files.Opened()
-			if err := verifySource(context.Background(), s, false, files, newFileSums(), video.Files{}, slog.New(slog.DiscardHandler)); err != nil {
+			holds, why := sealHolds(context.Background(), given, newFileSums())
+			if err := verifySource(context.Background(), s, false, holds, why, files, video.Files{}, slog.New(slog.DiscardHandler)); err != nil {
 				t.Fatal(err)
 			}
 			if opened == 0 || files.Opened() != parquets {

@@ -70,6 +70,15 @@ type sourceEpisode struct {
 // openSource reads a source's metadata, its Parquet files through files
 // (nil: each read opens its own).
 func openSource(ctx context.Context, dir string, files *pqcolumns.Files) (*source, error) {
+	return openSourceStats(ctx, dir, files, true)
+}
+
+// openSourceStats is openSource; without episodeStats, a merged dataset's
+// per-episode statistics are not read: the dataset appended to, when its
+// seal holds, whose aggregate the append goes on from (appendTotal), and
+// which is most of what an append would read (130 of a small shard's 147
+// columns of meta/episodes).
+func openSourceStats(ctx context.Context, dir string, files *pqcolumns.Files, episodeStats bool) (*source, error) {
 	ds, err := shard.OpenSource(dir)
 	if err != nil {
 		return nil, fmt.Errorf("source %w", err)
@@ -91,6 +100,8 @@ func openSource(ctx context.Context, dir string, files *pqcolumns.Files) (*sourc
 		// A foreign dataset's statistics are its writer's, aggregated as
 		// they are.
 		eps, stats, err = ds.EpisodesWithStats(ctx, statsOf)
+	case ds.Merged && !episodeStats:
+		eps, err = ds.EpisodePlaces(ctx)
 	case ds.Merged:
 		// A merged dataset carries those of its foreign parts, and all of
 		// them when it is appended to (Builder.Continue): read once, for
@@ -104,6 +115,7 @@ func openSource(ctx context.Context, dir string, files *pqcolumns.Files) (*sourc
 	if err != nil {
 		return nil, err
 	}
+	s.episodes = make([]sourceEpisode, 0, len(eps))
 	for i, e := range eps {
 		se, err := s.episode(e)
 		if err != nil {

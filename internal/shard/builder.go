@@ -102,6 +102,8 @@ type Builder struct {
 	tasks    []string
 	taskIdx  map[string]int64
 	episodes []episodeRecord
+	// kept are a continued dataset's episodes, before episodes (Continue).
+	kept     keptEpisodes
 	total    []Stats // running aggregate per stats feature
 	workers  int
 	scratch  []statsScratch // one per worker
@@ -191,7 +193,7 @@ func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeRows) error {
 	if b.err != nil {
 		return ErrWriterBroken
 	}
-	index := int64(len(b.episodes))
+	index := b.episodeCount()
 	if ep.Task == "" {
 		return fmt.Errorf("shard: episode %d: empty task", index)
 	}
@@ -361,7 +363,8 @@ func (b *Builder) WriteSpec(hash string, canonical []byte) error {
 }
 
 // Finish closes the data files and writes LeRobot's metadata
-// (layout.InfoPath, StatsPath, TasksPath, EpisodesPath(0, 0)) and the
+// (layout.InfoPath, StatsPath, TasksPath, the episodes' meta/episodes file:
+// EpisodesPath(0, 0), or after a continued dataset's last) and the
 // export report at layout.ExportReportPath (report as indented JSON; nil
 // skips it). Every file is fsynced; output.Staging's Commit syncs the
 // directories.
@@ -377,7 +380,7 @@ func (b *Builder) Finish(report any) error {
 	if err := b.data.Close(); err != nil {
 		return err
 	}
-	if len(b.episodes) == 0 {
+	if b.episodeCount() == 0 {
 		return ErrNoEpisodes
 	}
 	if err := writePyJSON(b.path(layout.InfoPath), b.infoJSON()); err != nil {
@@ -394,8 +397,14 @@ func (b *Builder) Finish(report any) error {
 		return fmt.Errorf("shard: %w", err)
 	}
 	cols := episodeColumns(b.videos, b.statsFts, b.opts.SourceColumns)
-	if err := writeEpisodes(b.path(layout.EpisodesPath(0, 0)), cols, b.episodes, b.opts.CreatedBy); err != nil {
-		return fmt.Errorf("shard: %w", err)
+	if len(b.episodes) > 0 {
+		meta := layout.EpisodesPath(b.kept.metaChunk, b.kept.metaFile)
+		for i := range b.episodes {
+			b.episodes[i].metaChunk, b.episodes[i].metaFile = int64(b.kept.metaChunk), int64(b.kept.metaFile)
+		}
+		if err := writeEpisodes(b.path(meta), cols, b.episodes, b.opts.CreatedBy); err != nil {
+			return fmt.Errorf("shard: %w", err)
+		}
 	}
 	if report != nil {
 		return b.WriteCeresJSON(layout.ExportReportPath, report)
@@ -448,7 +457,7 @@ func (b *Builder) infoJSON() JSONObject {
 	for _, f := range defaultFeatures {
 		feats = append(feats, JSONField{f.Name, infoFeatureJSON(f)})
 	}
-	n := len(b.episodes)
+	n := b.episodeCount()
 	return JSONObject{
 		{"codebase_version", lerobot.CodebaseVersion},
 		{"robot_type", robot},
@@ -472,7 +481,7 @@ func (b *Builder) Tasks() []string { return append([]string(nil), b.tasks...) }
 // DataFiles returns the data files (relative paths) the episodes written so
 // far are in, in order.
 func (b *Builder) DataFiles() []string {
-	var out []string
+	out := append([]string(nil), b.kept.dataFiles...)
 	for _, e := range b.episodes {
 		p := layout.DataPath(e.data.ChunkIndex, e.data.FileIndex)
 		if len(out) == 0 || out[len(out)-1] != p {

@@ -33,6 +33,8 @@
 //	layout.StatsPath             aggregated statistics per feature
 //	layout.TasksPath             task_index + task (pandas index "task")
 //	layout.EpisodesPath(0, 0)    one row per episode, LeRobot's columns then layout.EpisodeColumns
+//	                             (after Continue: the new episodes' rows, in the file after the
+//	                             continued dataset's last, whose files are linked)
 //	layout.SpecPath(hash)        canonical specification bytes (WriteSpec)
 //	layout.CardPath              the dataset card (WriteCard)
 //	layout.ExportReportPath      the caller's report (indent 2, trailing newline)

@@ -141,6 +141,8 @@ type episodeRecord struct {
 	videos []VideoSegment // in video feature order
 	stats  []Stats        // in stats feature order
 	ceres  layout.CeresEpisode
+	// metaChunk, metaFile: the meta/episodes file the row is in.
+	metaChunk, metaFile int64
 }
 
 func listOf(t arrow.DataType) arrow.DataType {
@@ -260,8 +262,8 @@ func episodeColumns(videoFeatures, statsFeatures []Feature, sourceColumns bool) 
 	// All episodes go to one metadata file: LeRobot rotates it at
 	// data_files_size_in_mb, which one row per episode does not reach.
 	cols = append(cols,
-		int64Col(layout.ColMetaChunkIndex, func(*episodeRecord) int64 { return 0 }),
-		int64Col(layout.ColMetaFileIndex, func(*episodeRecord) int64 { return 0 }),
+		int64Col(layout.ColMetaChunkIndex, func(e *episodeRecord) int64 { return e.metaChunk }),
+		int64Col(layout.ColMetaFileIndex, func(e *episodeRecord) int64 { return e.metaFile }),
 	)
 	for _, c := range layout.CeresColumns(sourceColumns) {
 		cols = append(cols, ceresColumn(c))

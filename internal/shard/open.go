@@ -426,7 +426,16 @@ var episodesFileRe = regexp.MustCompile(`^` + layout.ChunkFilePattern + regexp.Q
 // Episodes reads every meta/episodes file in path order. Episodes must be
 // numbered from 0 and their rows follow one another.
 func (d *Dataset) Episodes(ctx context.Context) ([]Episode, error) {
-	eps, _, err := d.readEpisodes(ctx, nil)
+	eps, _, err := d.readEpisodes(ctx, nil, true)
+	return eps, err
+}
+
+// EpisodePlaces is Episodes without any statistics, its video segments'
+// neither: where each episode's rows and frames are. An append reads the
+// dataset appended to so (shard.Builder.Continue), whose statistics
+// columns are most of meta/episodes.
+func (d *Dataset) EpisodePlaces(ctx context.Context) ([]Episode, error) {
+	eps, _, err := d.readEpisodes(ctx, nil, false)
 	return eps, err
 }
 
@@ -434,33 +443,16 @@ func (d *Dataset) Episodes(ctx context.Context) ([]Episode, error) {
 // records for each of features, in that order: a foreign merge source's
 // own, which the merge aggregates.
 func (d *Dataset) EpisodesWithStats(ctx context.Context, features []Feature) ([]Episode, [][]Stats, error) {
-	return d.readEpisodes(ctx, features)
+	return d.readEpisodes(ctx, features, true)
 }
 
 // readEpisodes reads meta/episodes and, for each episode, the statistics
-// of the features in stats, in that order.
-func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature) ([]Episode, [][]Stats, error) {
-	root := d.Path(layout.EpisodesDir)
-	var files []string
-	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if !e.IsDir() && episodesFileRe.MatchString(filepath.ToSlash(rel)) {
-			if err := input.CheckEntry(p); err != nil {
-				return err
-			}
-			files = append(files, p)
-		}
-		return nil
-	})
+// of the features in stats, in that order, and those of its video
+// segments if videoStats.
+func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature, videoStats bool) ([]Episode, [][]Stats, error) {
+	files, err := d.episodesFiles()
 	if err != nil {
 		return nil, nil, err
-	}
-	slices.Sort(files)
-	if len(files) == 0 {
-		return nil, nil, fmt.Errorf("%s: no %s files", d.Dir, layout.EpisodesDir)
 	}
 	var eps []Episode
 	var epStats [][]Stats
@@ -472,6 +464,9 @@ func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature) ([]Episode,
 		keep = func(name string) bool {
 			if !strings.HasPrefix(name, layout.StatsColumnPrefix) {
 				return true
+			}
+			if !videoStats {
+				return false
 			}
 			for _, f := range d.Info.VideoFeatures() {
 				if strings.HasPrefix(name, layout.StatsColumn(f.Name, "")) {
@@ -487,7 +482,7 @@ func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature) ([]Episode,
 			return nil, nil, err
 		}
 		first := len(eps)
-		eps, frames, err = d.episodeRows(t, eps, frames)
+		eps, frames, err = d.episodeRows(t, eps, frames, videoStats)
 		cols := make([]*statsColumns, len(stats))
 		for j, f := range stats {
 			// A string feature has none; a video feature's episodeRows has
@@ -528,8 +523,36 @@ func (d *Dataset) readEpisodes(ctx context.Context, stats []Feature) ([]Episode,
 	return eps, epStats, nil
 }
 
+// episodesFiles are the dataset's meta/episodes files in path order (at
+// least one).
+func (d *Dataset) episodesFiles() ([]string, error) {
+	root := d.Path(layout.EpisodesDir)
+	var files []string
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if !e.IsDir() && episodesFileRe.MatchString(filepath.ToSlash(rel)) {
+			if err := input.CheckEntry(p); err != nil {
+				return err
+			}
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(files)
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no %s files", d.Dir, layout.EpisodesDir)
+	}
+	return files, nil
+}
+
 // episodeRows appends the rows of one episodes file to eps.
-func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64) ([]Episode, int64, error) {
+func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64, withVideoStats bool) ([]Episode, int64, error) {
 	intCols := []string{layout.ColEpisodeIndex, layout.ColLength, layout.ColDataChunkIndex, layout.ColDataFileIndex, layout.ColDatasetFromIndex, layout.ColDatasetToIndex}
 	videos := d.Info.VideoFeatures()
 	for _, f := range videos {
@@ -558,11 +581,15 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64) ([]Episode,
 	tasks := t.cols[layout.ColTasks]
 	videoStats := make([]*statsColumns, len(videos))
 	for j, f := range videos {
+		if !withVideoStats {
+			break
+		}
 		var err error
 		if videoStats[j], err = lookupStats(t, f.Name); err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", t.path, err)
 		}
 	}
+	eps = slices.Grow(eps, t.rows)
 	for i := 0; i < t.rows; i++ {
 		v := func(c string) int64 { return ints[c].Value(i) }
 		e := Episode{
@@ -573,7 +600,7 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64) ([]Episode,
 			},
 			Videos: map[string]VideoSegment{},
 		}
-		where := fmt.Sprintf("%s row %d", t.path, i)
+		where := rowAt{t.path, i}
 		if e.Index != int64(len(eps)) {
 			return nil, 0, fmt.Errorf("%s: %s %d, want %d", where, layout.ColEpisodeIndex, e.Index, len(eps))
 		}
@@ -595,8 +622,10 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64) ([]Episode,
 				ChunkIndex: int(v(col(layout.VideoChunkIndex))), FileIndex: int(v(col(layout.VideoFileIndex))),
 				FromTimestamp: from.Value(i), ToTimestamp: to.Value(i),
 			}
-			if seg.Stats, err = videoStats[j].at(i); err != nil {
-				return nil, 0, fmt.Errorf("%s: %w", where, err)
+			if videoStats[j] != nil {
+				if seg.Stats, err = videoStats[j].at(i); err != nil {
+					return nil, 0, fmt.Errorf("%s: %w", where, err)
+				}
 			}
 			e.Videos[f.Name] = seg
 		}
@@ -628,6 +657,15 @@ func (d *Dataset) episodeRows(t *table, eps []Episode, frames int64) ([]Episode,
 	}
 	return eps, frames, nil
 }
+
+// rowAt names a row of a file in an error, formatted only then: an append
+// reads every row of a 1,000-shard dataset's meta/episodes.
+type rowAt struct {
+	path string
+	row  int
+}
+
+func (r rowAt) String() string { return fmt.Sprintf("%s row %d", r.path, r.row) }
 
 // statsColumns are one feature's per-episode statistics columns of an
 // episodes file, looked up once for all its rows.
