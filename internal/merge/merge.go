@@ -144,7 +144,7 @@ const busyPoll = time.Second
 func Merge(ctx context.Context, opts Options) (*Result, error) {
 	until := time.Now().Add(opts.WaitBusy)
 	for {
-		res, err := mergeOnce(ctx, opts)
+		res, err := mergeTry(ctx, opts)
 		if !errors.Is(err, output.ErrDestinationBusy) || !time.Now().Before(until) {
 			return res, err
 		}
@@ -156,8 +156,10 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	}
 }
 
-// mergeOnce is Merge's one try.
-func mergeOnce(ctx context.Context, opts Options) (*Result, error) {
+// mergeTry is Merge's one try at the destination: its options checked,
+// then the merge, built a second time when an append finds the seal of
+// the dataset it appends to does not hold.
+func mergeTry(ctx context.Context, opts Options) (*Result, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
