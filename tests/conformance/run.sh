@@ -255,6 +255,25 @@ if synth m-a --seed 31 "${tiny[@]}" && export_shard merge-a "$work/m-a-session" 
 	else
 		fail "ceres-export merge: $(tail -n 5 "$work/merge.log")"
 	fi
+	# The same dataset grown by appends (merge --into): each append links
+	# the meta/episodes files there and adds one of its own, so LeRobot
+	# reads episodes from several files; its content must still equal
+	# aggregate_datasets of the three shards.
+	echo "== conformance: merge --into (two appends) against LeRobot's aggregate_datasets"
+	if synth m-c --seed 33 "${tiny[@]}" && export_shard merge-c "$work/m-c-session" --vcodec h264 &&
+		"$bin" merge "$work/merge-a" -o "$work/ceres-appended" >"$work/append.log" 2>&1 &&
+		"$bin" merge "$work/merge-b" --into "$work/ceres-appended" >>"$work/append.log" 2>&1 &&
+		"$bin" merge "$work/merge-c" --into "$work/ceres-appended" >>"$work/append.log" 2>&1; then
+		files=$(find "$work/ceres-appended/meta/episodes" -name '*.parquet' | wc -l)
+		[ "$files" -ge 3 ] || fail "merge --into: $files meta/episodes file(s), want one per merge and append"
+		"$py" "$here/merge_check.py" --merged "$work/ceres-appended" --workdir "$work/append-check" \
+			"$work/merge-a" "$work/merge-b" "$work/merge-c" 2>&1 | tee "$work/append-check.log" |
+			grep -v -E '^(Svt\[|\[mp4 @|\[libx264 @|x264 \[|\[libdav1d)' || true
+		grep -q '^merge-check summary: .*: PASS$' "$work/append-check.log" ||
+			fail "ceres-export merge --into vs LeRobot's merge (see $work/append-check.log)"
+	else
+		fail "ceres-export merge --into: $(tail -n 5 "$work/append.log")"
+	fi
 fi
 
 secs=$(($(date +%s) - t_start))
@@ -262,7 +281,7 @@ echo
 echo "== conformance result"
 grep -h -E '^conformance (selftest|summary):' "$work/selftest.log" "$work/check.log" 2>/dev/null || true
 grep -h -E '^conformance 0.6: (PASS|FAIL|SKIPPED)' "$work/lerobot-0.6.log" 2>/dev/null || true
-grep -h -E '^merge-check summary:' "$work/merge-check.log" 2>/dev/null || true
+grep -h -E '^merge-check summary:' "$work/merge-check.log" "$work/append-check.log" 2>/dev/null || true
 if [ ${#failures[@]} -eq 0 ]; then
 	echo "conformance: PASS (${#shards[@]} exporter shards, total ${secs}s)"
 	exit 0
