@@ -14,6 +14,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/page"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 	"github.com/ceres-robotics/ceres-export/internal/version"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 var exportExitStatus = exitstatus.Help("the shard was written",
@@ -159,6 +160,7 @@ func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 		defer bars.close()
 		opts.Progress = bars
 	}
+	opts.VideoFiles = video.Files{}
 	var rep *export.Report
 	var err error
 	if opts.Follow {
