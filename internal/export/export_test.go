@@ -50,14 +50,6 @@ func exportWithVideo(ctx context.Context, sessionDir, shardDir string, opts Opti
 	return Export(ctx, sessionDir, shardDir, opts)
 }
 
-// followWithVideo is Follow with FFmpeg where the build has it.
-func followWithVideo(ctx context.Context, sessionDir, shardDir string, opts Options, fo FollowOptions) (*Report, error) {
-	if opts.VideoFiles == nil {
-		opts.VideoFiles = testVideo()
-	}
-	return Follow(ctx, sessionDir, shardDir, opts, fo)
-}
-
 // table is a Parquet file read back through arrow-go, an implementation
 // independent of the parquet-go writer.
 type table struct {

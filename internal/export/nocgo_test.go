@@ -22,27 +22,51 @@ func TestRulesBuildWithoutCgo(t *testing.T) {
 	if err != nil {
 		testenv.Missing(t, "the go command is not on PATH: %v", err)
 	}
-	for _, pkg := range []string{"internal/export", "internal/verify", "internal/merge", "internal/media", "internal/exitstatus"} {
+	pkgs := []string{"internal/export", "internal/verify", "internal/merge", "internal/media", "internal/exitstatus"}
+	// One go list of them all, -test: their test variants too (a _test
+	// file that needs FFmpeg says //go:build cgo).
+	args := []string{"list", "-test", "-deps", "-f", "{{.ImportPath}}|{{join .Imports \"|\"}}"}
+	for _, pkg := range pkgs {
+		args = append(args, module+pkg)
+	}
+	cmd := exec.Command(goTool, args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("CGO_ENABLED=0 go list -test -deps %v: %v", pkgs, err)
+	}
+	imports := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Split(line, "|")
+		imports[fields[0]] = fields[1:]
+	}
+	for _, pkg := range pkgs {
 		t.Run(pkg, func(t *testing.T) {
-			// -test: the package's test variants too (a _test file that
-			// needs FFmpeg says //go:build cgo).
-			cmd := exec.Command(goTool, "list", "-test", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+pkg)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("CGO_ENABLED=0 go list -test -deps %s: %v", pkg, err)
+			// What the package's test binary links, from its test main
+			// (the package alone when it has no tests).
+			seen := map[string]bool{}
+			queue := []string{module + pkg + ".test"}
+			if _, ok := imports[queue[0]]; !ok {
+				queue[0] = module + pkg
 			}
-			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-			if len(lines) < 10 {
-				t.Fatalf("go list -test -deps %s listed only %q", pkg, lines)
+			if _, ok := imports[queue[0]]; !ok {
+				t.Fatalf("go list -test -deps did not list %s", queue[0])
 			}
-			for _, line := range lines {
-				importer, imports, _ := strings.Cut(line, " ")
-				for _, imp := range strings.Fields(imports) {
+			for len(queue) > 0 {
+				p := queue[0]
+				queue = queue[1:]
+				for _, imp := range imports[p] {
 					if strings.HasPrefix(imp, "github.com/asticode/go-astiav") {
-						t.Errorf("%s imports %s: %s must build without cgo (FFmpeg behind its interface)", strings.TrimPrefix(importer, module), imp, pkg)
+						t.Errorf("%s imports %s: %s must build without cgo (FFmpeg behind its interface)", strings.TrimPrefix(p, module), imp, pkg)
+					}
+					if imp != "" && !seen[imp] {
+						seen[imp] = true
+						queue = append(queue, imp)
 					}
 				}
+			}
+			if len(seen) < 10 {
+				t.Fatalf("%s's test binary links only %d packages", pkg, len(seen))
 			}
 		})
 	}

@@ -20,3 +20,11 @@ func writeSession(tb testing.TB, dir string, o synth.Options) {
 		tb.Fatal(err)
 	}
 }
+
+// followWithVideo is Follow with FFmpeg unless opts names its own Video.
+func followWithVideo(ctx context.Context, sessionDir, shardDir string, opts Options, fo FollowOptions) (*Report, error) {
+	if opts.VideoFiles == nil {
+		opts.VideoFiles = testVideo()
+	}
+	return Follow(ctx, sessionDir, shardDir, opts, fo)
+}
