@@ -73,15 +73,17 @@ test: deps vet
 	$(WITH_LIBS) CERES_NPM_DIR=$(abspath $(CACHE)/npm) $(GO) test -count=1 -timeout 40m ./...
 
 # lint: staticcheck and deadcode -test over the whole module, at pinned
-# versions that go install puts in $(CACHE)/tools once (each binary's name
-# carries its version, so a new pin installs anew). Both load every
+# versions that go install puts in $(CERES_CACHE)/tools once per machine,
+# outside the clone like the libraries (each binary's name carries its
+# version, so a new pin installs anew): a fresh clone's make check does
+# not build staticcheck again. Both load every
 # package, the cgo ones included, so lint needs the pinned libraries;
 # check runs staticcheck on the pure packages only, and deadcode, which
 # must see the whole program, runs here and in CI (.ci/run). deadcode
 # prints each function no main and no test reaches; any line fails.
 STATICCHECK_VERSION := v0.8.2
 DEADCODE_VERSION    := v0.53.0
-TOOLS       := $(CACHE)/tools
+TOOLS       := $(CERES_CACHE)/tools
 STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 DEADCODE    := $(TOOLS)/deadcode-$(DEADCODE_VERSION)
 
@@ -108,6 +110,8 @@ lint: deps $(STATICCHECK) $(DEADCODE)
 # A test file that needs FFmpeg in a package whose code does not (verify,
 # merge: video behind their interfaces) builds only with cgo (//go:build
 # cgo), so the pure packages are found with CGO_ENABLED=0 as well.
+# go test's own vet is off: go vet ran every analyzer over the same
+# packages and their tests just before.
 # PURE_PKGS comes from one go list of every package and its test variants
 # (a package, its internal and external tests, its test main; the main's
 # Deps are the whole test binary's), computed on first use and then kept:
@@ -119,7 +123,7 @@ check: $(STATICCHECK)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	CGO_ENABLED=0 $(GO) vet $(PURE_PKGS)
 	CGO_ENABLED=0 $(STATICCHECK) $(PURE_PKGS)
-	CGO_ENABLED=0 $(GO) test -short -count=1 $(PURE_PKGS)
+	CGO_ENABLED=0 $(GO) test -short -count=1 -vet=off $(PURE_PKGS)
 
 # release writes what a release publishes into dist/: for each of
 # RELEASE_ARCHES the fully static binary, gzipped, its third-party notices

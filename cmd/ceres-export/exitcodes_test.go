@@ -8,6 +8,4 @@ const (
 	exitFindings = int(exitstatus.Findings)
 	exitUsage    = int(exitstatus.Usage)
 	exitCorrupt  = int(exitstatus.Corrupt)
-	exitFailed   = int(exitstatus.Failed)
-	exitSIGTERM  = int(exitstatus.Terminate)
 )

@@ -15,6 +15,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/progress"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 	"github.com/ceres-robotics/ceres-export/internal/version"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 var exportExitStatus = exitstatus.Help("the shard was written",
@@ -148,6 +149,7 @@ func runExport(ctx context.Context, opts ExportOptions, s streams) error {
 		defer bars.Close()
 		opts.Progress = bars
 	}
+	opts.VideoFiles = video.Files{}
 	var rep *export.Report
 	var err error
 	if opts.Follow {

@@ -12,6 +12,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // verifyFixture exports a tiny synthetic session into a temporary directory
@@ -25,7 +26,7 @@ func verifyFixture(t *testing.T) (shard, session string) {
 	if _, err := synth.Write(ctx, session, synth.Options{Seed: 3, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := export.Export(ctx, session, shard, export.Options{Video: export.VideoOptions{Codec: "h264"}}); err != nil {
+	if _, err := export.Export(ctx, session, shard, export.Options{VideoFiles: video.Files{}, Video: export.VideoOptions{Codec: "h264"}}); err != nil {
 		t.Fatal(err)
 	}
 	return shard, session

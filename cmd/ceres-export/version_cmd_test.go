@@ -50,14 +50,3 @@ func TestVersionCommand(t *testing.T) {
 		}
 	}
 }
-
-// binaryVersion is the version string of the binary the end-to-end tests
-// run (built apart from the test binary, so its build info may differ).
-func binaryVersion(t *testing.T) string {
-	t.Helper()
-	var r version.Report
-	if err := json.Unmarshal([]byte(mustRun(t, "version", "--json")), &r); err != nil || r.Version == "" {
-		t.Fatalf("version --json: %v %+v", err, r)
-	}
-	return r.Version
-}

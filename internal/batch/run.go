@@ -25,6 +25,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // DefaultJobs is how many tasks run side by side when Options.Jobs is 0,
@@ -598,6 +599,7 @@ func taskOptions(t *campaign.Task) (export.Options, error) {
 		return o, fmt.Errorf("task %s: %w", t.ID, err)
 	}
 	o.Descriptors.Org = t.Org()
+	o.VideoFiles = video.Files{}
 	return o, nil
 }
 

@@ -22,13 +22,13 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 	"github.com/ceres-robotics/ceres-export/internal/merge"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
-	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
@@ -113,7 +113,7 @@ var (
 	SpecMismatch    = Class{Findings, "a corrected specification that does not fit the recording", []error{export.ErrSpecMismatch}}
 	ProfileMismatch = Class{Findings, "a --profile that does not fit the session", []error{profile.ErrMismatch}}
 	Strict          = Class{Findings, "a --strict check tripped", []error{export.ErrStrict}}
-	SizeUnsupported = Class{Findings, "the cameras' size is one the encoder cannot encode (SVT-AV1: at least 64x64)", []error{video.ErrSizeUnsupported}}
+	SizeUnsupported = Class{Findings, "the cameras' size is one the encoder cannot encode (SVT-AV1: at least 64x64)", []error{media.ErrSizeUnsupported}}
 	Unsound         = Class{Findings, "a source is not sound: it fails its verify, or its video or statistics contradict its info or rows", []error{merge.ErrUnsound}}
 	NotSound        = Class{Findings, "the input is not sound", nil}
 

@@ -16,7 +16,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
-	"github.com/ceres-robotics/ceres-export/internal/synth"
+	synthsession "github.com/ceres-robotics/ceres-export/internal/synth/session"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
@@ -269,9 +269,7 @@ const rowsStageRounds = 15
 func BenchmarkExportRowsStage(b *testing.B) {
 	dir := b.TempDir()
 	session := filepath.Join(dir, "session")
-	if _, err := synth.Write(context.Background(), session, synth.Options{Seed: 1, Cycles: 10}); err != nil {
-		b.Fatal(err)
-	}
+	writeSession(b, session, synthsession.Options{Seed: 1, Cycles: 10})
 	in := openRowsStageInput(b, session)
 	first := filepath.Join(dir, "first")
 	runRowsStage(b, in, first)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
-	"github.com/ceres-robotics/ceres-export/internal/synth"
+	synthsession "github.com/ceres-robotics/ceres-export/internal/synth/session"
 	"github.com/ceres-robotics/ceres-export/profiles"
 )
 
@@ -18,11 +18,11 @@ import (
 // profile and every attempt with its fate, and is the same bytes on a
 // second export.
 func TestCard(t *testing.T) {
-	session := smallSession(t, synth.Options{Seed: 52})
+	session := smallSession(t, synthsession.Options{Seed: 52})
 	dirs := []string{filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")}
 	var cards []string
 	for _, d := range dirs {
-		rep, err := Export(context.Background(), session, d, Options{Profile: profiles.Synth()})
+		rep, err := exportWithVideo(context.Background(), session, d, Options{Profile: profiles.Synth()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,9 +67,9 @@ func TestCard(t *testing.T) {
 // TestCardMetadataOnly: a metadata-only card names no run title,
 // description, instructions or session id.
 func TestCardMetadataOnly(t *testing.T) {
-	session := smallSession(t, synth.Options{Seed: 53})
+	session := smallSession(t, synthsession.Options{Seed: 53})
 	dest := filepath.Join(t.TempDir(), "shard")
-	if _, err := Export(context.Background(), session, dest, Options{Profile: profiles.Synth(), Privacy: privacy.MetadataOnly, Salt: "salt"}); err != nil {
+	if _, err := exportWithVideo(context.Background(), session, dest, Options{Profile: profiles.Synth(), Privacy: privacy.MetadataOnly, Salt: "salt"}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dest, layout.CardPath))

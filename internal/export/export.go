@@ -3,13 +3,17 @@
 //
 //	journal.Open(session)            read, validate, index samples
 //	plan.Build(events, spec, fps)    attempts → fates → episodes
-//	video.ExportCamera per camera    nearest source frame for every T_k, encoded
+//	Video.ExportCamera per camera    nearest source frame for every T_k, encoded
 //	rows: hold each sensor stream    latest sample ≤ T_k, per frame
 //	shard.Builder                    Parquet data, meta, specs, report
 //	output.Staging.Commit             atomic rename (or exchange) into place
 //
 // A failed export removes its staging directory and never touches an
 // existing shard.
+//
+// The cameras are decoded and encoded by FFmpeg behind the package's Video
+// interface (video.Files implements it; the CLI and batch pass it in), so
+// that the package's rules build and are tested without cgo.
 package export
 
 import (
@@ -28,12 +32,12 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
-	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
@@ -81,6 +85,10 @@ type Options struct {
 	Inputs []string
 	// Video configures the camera features.
 	Video VideoOptions
+	// VideoFiles decodes and encodes the cameras (video.Files). It may be
+	// nil only where nothing is encoded: a session without camera files,
+	// or a metadata-only export; otherwise the export is refused.
+	VideoFiles Video
 	// Progress receives progress; nil reports nothing.
 	Progress Progress
 	// Version is the exporter's version written into the report.
@@ -127,9 +135,6 @@ type Options struct {
 	// nil: Export stages it.
 	staged *output.Staging
 
-	// encodeCameraForTesting replaces video.ExportCamera in tests that
-	// count encoder calls.
-	encodeCameraForTesting encodeFunc
 	// alterPlanForTesting rewrites the plan after plan.Build, so that a test
 	// can export a deliberately wrong plan (a leaked retry, a shifted
 	// window) and show that verify, which does not use plan, catches it.
@@ -174,23 +179,43 @@ type VideoOptions struct {
 	// camera (a few frames plus the encoder's own, about 300 MB for 720p
 	// SVT-AV1).
 	Concurrency int `json:"concurrency,omitempty"`
-	// Threads per encoder; 0 means video.EncoderOptions' default.
+	// Threads per encoder; 0 means media.EncoderOptions' default.
 	Threads int `json:"threads,omitempty"`
 }
 
 // encoder maps the options to the video package's encoder settings.
-func (v VideoOptions) encoder() (video.EncoderOptions, error) {
-	enc := video.EncoderOptions{CRF: v.CRF, Preset: v.Preset, G: v.G, Threads: v.Threads}
+func (v VideoOptions) encoder() (media.EncoderOptions, error) {
+	enc := media.EncoderOptions{CRF: v.CRF, Preset: v.Preset, G: v.G, Threads: v.Threads}
 	switch v.Codec {
-	case "", "av1", video.EncoderSVTAV1:
-		enc.Codec = video.EncoderSVTAV1
-	case "h264", video.EncoderX264:
-		enc.Codec = video.EncoderX264
+	case "", "av1", media.EncoderSVTAV1:
+		enc.Codec = media.EncoderSVTAV1
+	case "h264", media.EncoderX264:
+		enc.Codec = media.EncoderX264
 	default:
 		return enc, fmt.Errorf("export: video codec %q: want av1 or h264", v.Codec)
 	}
 	return enc, nil
 }
+
+// Video is what an export needs of FFmpeg for its cameras: one camera's
+// episodes encoded in one pass over its files, and, for a followed
+// session, a pass that encodes episode by episode while the session
+// records, whose parts are then joined into the shard's files.
+type Video interface {
+	// ExportCamera decodes one camera's files once, in order, picks for
+	// every frame of every episode the source frame nearest to its time,
+	// encodes the episodes and writes the files opts.FilePath names.
+	ExportCamera(ctx context.Context, sources []media.Source, episodes []media.EpisodeTimes, opts media.ExportOptions) (media.CameraResult, error)
+	// NewCameraEncoder opens a pass over sources that encodes episodes
+	// into parts as the pass reaches them.
+	NewCameraEncoder(sources []media.Source, opts media.ExportOptions) (media.CameraEncoder, error)
+	// PlaceParts joins parts, in order, into the output files
+	// opts.FilePath names, and says where each episode lies.
+	PlaceParts(ctx context.Context, parts []media.Part, opts media.ExportOptions) ([]media.EpisodeResult, []media.OutputFileResult, error)
+}
+
+// ErrNoVideo: an export that must encode cameras was given no Video.
+var ErrNoVideo = errors.New("export: no video encoder (Options.VideoFiles) to encode the cameras")
 
 // Progress receives progress of the long stages. Implementations must be
 // safe for concurrent use (cameras run concurrently).
@@ -425,14 +450,14 @@ func appliedSpec(j *journal.Journal, corrected []byte) (*taskspec.Spec, []tasksp
 type camera struct {
 	stream  string
 	feature shard.Feature
-	result  video.CameraResult
+	result  media.CameraResult
 }
 
 // checkOptions checks what an export is asked before it reads anything:
 // the encoder settings, the privacy mode's salt, and a destination that
 // would destroy an input or something that is not ours (Stage checks it
 // again under the lock). It returns the encoder settings and the inputs.
-func checkOptions(sessionDir, shardDir string, opts Options) (video.EncoderOptions, []string, error) {
+func checkOptions(sessionDir, shardDir string, opts Options) (media.EncoderOptions, []string, error) {
 	enc, err := opts.Video.encoder()
 	if err != nil {
 		return enc, nil, err
@@ -454,10 +479,10 @@ const partsDir = ".parts"
 // exportCameras cuts and encodes every camera the profile keeps that has
 // media files, up to Concurrency at a time, into the staging directory.
 
-// encodeFunc encodes one camera (video.ExportCamera's signature).
-type encodeFunc func(context.Context, []video.Source, []video.EpisodeTimes, video.ExportOptions) (video.CameraResult, error)
+// encodeFunc encodes one camera (Video.ExportCamera's signature).
+type encodeFunc func(context.Context, []media.Source, []media.EpisodeTimes, media.ExportOptions) (media.CameraResult, error)
 
-func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolved *profile.Resolved, dir, shardDir string, enc video.EncoderOptions, opts Options, rep *Report) ([]camera, *videoManifest, error) {
+func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolved *profile.Resolved, dir, shardDir string, enc media.EncoderOptions, opts Options, rep *Report) ([]camera, *videoManifest, error) {
 	var streams []journal.Stream
 	keys := map[string]string{}
 	for _, c := range resolved.Cameras {
@@ -472,9 +497,9 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolv
 	if len(streams) == 0 {
 		return nil, nil, nil
 	}
-	episodes := make([]video.EpisodeTimes, len(p.Episodes))
+	episodes := make([]media.EpisodeTimes, len(p.Episodes))
 	for i, ep := range p.Episodes {
-		episodes[i] = video.EpisodeTimes{Start: ep.Start, Length: ep.Length}
+		episodes[i] = media.EpisodeTimes{Start: ep.Start, Length: ep.Length}
 	}
 	prevDir, prev := "", videoManifest{}
 	if !opts.NoVideoReuse {
@@ -482,10 +507,10 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolv
 			prevDir, prev = p.Root, readVideoManifest(p.Root)
 		}
 	}
-	var encode encodeFunc = video.ExportCamera
-	if opts.encodeCameraForTesting != nil {
-		encode = opts.encodeCameraForTesting
+	if opts.VideoFiles == nil {
+		return nil, nil, fmt.Errorf("%w: camera %s", ErrNoVideo, streams[0].ID)
 	}
+	var encode encodeFunc = opts.VideoFiles.ExportCamera
 	total := 0
 	for _, ep := range p.Episodes {
 		total += ep.Length
@@ -545,7 +570,7 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolv
 			// The info block is derived, never stored: a JSON round trip
 			// would turn its integers into floats.
 			res.Info = nil
-			info, err := video.FeatureInfo(res.Width, res.Height, p.FPS, enc, video.InfoWithEncoder)
+			info, err := media.FeatureInfo(res.Width, res.Height, p.FPS, enc, media.InfoWithEncoder)
 			if err != nil {
 				return fmt.Errorf("camera %s: %w", s.ID, err)
 			}
@@ -583,10 +608,10 @@ func exportCameras(ctx context.Context, j *journal.Journal, p *plan.Plan, resolv
 }
 
 // cameraSources lists the camera files of stream in journal order.
-func cameraSources(j *journal.Journal, stream string) []video.Source {
-	var sources []video.Source
+func cameraSources(j *journal.Journal, stream string) []media.Source {
+	var sources []media.Source
 	for _, m := range mediaOf(j, stream) {
-		sources = append(sources, video.Source{Path: filepath.Join(j.Dir, filepath.FromSlash(m.Path)), StartT: m.StartT})
+		sources = append(sources, media.Source{Path: filepath.Join(j.Dir, filepath.FromSlash(m.Path)), StartT: m.StartT})
 	}
 	return sources
 }
@@ -594,14 +619,14 @@ func cameraSources(j *journal.Journal, stream string) []video.Source {
 // cameraExportOptions are the video settings of camera s, everything but
 // where the files go and the progress: what a batch export and a followed
 // one must agree on for their videos to be the same bytes.
-func cameraExportOptions(fps int, s journal.Stream, enc video.EncoderOptions, v VideoOptions) video.ExportOptions {
-	return video.ExportOptions{
+func cameraExportOptions(fps int, s journal.Stream, enc media.EncoderOptions, v VideoOptions) media.ExportOptions {
+	return media.ExportOptions{
 		FPS:       fps,
 		SourceFPS: int(s.FPS + 0.5),
 		Width:     v.Width,
 		Height:    v.Height,
 		Encoder:   enc,
-		InfoStyle: video.InfoWithEncoder,
+		InfoStyle: media.InfoWithEncoder,
 		DecodeAll: true,
 	}
 }
@@ -705,7 +730,7 @@ func writeRows(ctx context.Context, j *journal.Journal, p *plan.Plan, b *shard.B
 // imageStats converts the video package's per-channel statistics to the
 // shard's, shaped (3,1,1) by the shard writer. s is a copy, so the slices
 // share nothing with the caller.
-func imageStats(s video.ImageStats) shard.Stats {
+func imageStats(s media.ImageStats) shard.Stats {
 	return shard.Stats{
 		Count: s.Count, Min: s.Min[:], Max: s.Max[:], Mean: s.Mean[:], Std: s.Std[:],
 		Quantiles: [5][]float64{s.Q01[:], s.Q10[:], s.Q50[:], s.Q90[:], s.Q99[:]},

@@ -21,14 +21,14 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
-	"github.com/ceres-robotics/ceres-export/internal/synth"
+	synthsession "github.com/ceres-robotics/ceres-export/internal/synth/session"
 	"github.com/ceres-robotics/ceres-export/internal/testtree"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
 // smallSession writes a short synthetic session (the example specification
 // at a tenth of its durations) and returns its directory.
-func smallSession(t testing.TB, o synth.Options) string {
+func smallSession(t testing.TB, o synthsession.Options) string {
 	t.Helper()
 	if o.TimeScale == 0 {
 		o.TimeScale = 0.1
@@ -37,10 +37,17 @@ func smallSession(t testing.TB, o synth.Options) string {
 		o.Width, o.Height = 64, 48
 	}
 	dir := filepath.Join(t.TempDir(), "session")
-	if _, err := synth.Write(context.Background(), dir, o); err != nil {
-		t.Fatal(err)
-	}
+	writeSession(t, dir, o)
 	return dir
+}
+
+// exportWithVideo is Export with FFmpeg where the build has it (testVideo)
+// unless opts names its own Video.
+func exportWithVideo(ctx context.Context, sessionDir, shardDir string, opts Options) (*Report, error) {
+	if opts.VideoFiles == nil {
+		opts.VideoFiles = testVideo()
+	}
+	return Export(ctx, sessionDir, shardDir, opts)
 }
 
 // table is a Parquet file read back through arrow-go, an implementation
@@ -252,19 +259,19 @@ func TestExportRowByRow(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
 		name  string
-		synth synth.Options
+		synth synthsession.Options
 		opts  Options
 	}{
-		{"retries-and-camera", synth.Options{Seed: 11, Cameras: 1}, Options{Video: VideoOptions{Codec: "h264"}}},
-		{"crash", synth.Options{Seed: 12, Faults: synth.Faults{Crash: true}}, Options{}},
-		{"sensor-rate-fps", synth.Options{Seed: 13}, Options{FPS: 10}},
-		{"corrupt-salvaged", synth.Options{Seed: 14, Faults: synth.Faults{Corrupt: true}}, Options{Salvage: true}},
+		{"retries-and-camera", synthsession.Options{Seed: 11, Cameras: 1}, Options{Video: VideoOptions{Codec: "h264"}}},
+		{"crash", synthsession.Options{Seed: 12, Faults: synthsession.Faults{Crash: true}}, Options{}},
+		{"sensor-rate-fps", synthsession.Options{Seed: 13}, Options{FPS: 10}},
+		{"corrupt-salvaged", synthsession.Options{Seed: 14, Faults: synthsession.Faults{Corrupt: true}}, Options{Salvage: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			session := smallSession(t, tc.synth)
 			dest := filepath.Join(t.TempDir(), "shard")
-			rep, err := Export(ctx, session, dest, tc.opts)
+			rep, err := exportWithVideo(ctx, session, dest, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,11 +302,11 @@ func sameFiles(t *testing.T, what string, a, b map[string][]byte) {
 
 func TestExportDeterministic(t *testing.T) {
 	ctx := context.Background()
-	session := smallSession(t, synth.Options{Seed: 21})
+	session := smallSession(t, synthsession.Options{Seed: 21})
 	var runs []map[string][]byte
 	for i := 0; i < 2; i++ {
 		dest := filepath.Join(t.TempDir(), "shard")
-		if _, err := Export(ctx, session, dest, Options{}); err != nil {
+		if _, err := exportWithVideo(ctx, session, dest, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		runs = append(runs, testtree.Files(t, dest))
@@ -312,20 +319,20 @@ func TestExportDeterministic(t *testing.T) {
 
 func TestExportAtomic(t *testing.T) {
 	ctx := context.Background()
-	session := smallSession(t, synth.Options{Seed: 31, Cameras: 1, Faults: synth.Faults{CutCamera: true}})
+	session := smallSession(t, synthsession.Options{Seed: 31, Cameras: 1, Faults: synthsession.Faults{CutCamera: true}})
 	dest := filepath.Join(t.TempDir(), "shard")
 	h264 := VideoOptions{Codec: "h264"}
-	if _, err := Export(ctx, session, dest, Options{Video: h264}); err != nil {
+	if _, err := exportWithVideo(ctx, session, dest, Options{Video: h264}); err != nil {
 		t.Fatal(err)
 	}
 	before := testtree.Files(t, dest)
 
-	if _, err := Export(ctx, session, dest, Options{FPS: 10}); !errors.Is(err, output.ErrDestinationExists) {
+	if _, err := exportWithVideo(ctx, session, dest, Options{FPS: 10}); !errors.Is(err, output.ErrDestinationExists) {
 		t.Errorf("export over an existing shard without Replace: %v, want ErrDestinationExists", err)
 	}
 	// A failing export with Replace leaves the old shard as it was: this
 	// one fails at the very end, on the frames the cut camera file lacks.
-	_, err := Export(ctx, session, dest, Options{Replace: true, Strict: Strictness{Gaps: true}, Video: h264, FPS: 10})
+	_, err := exportWithVideo(ctx, session, dest, Options{Replace: true, Strict: Strictness{Gaps: true}, Video: h264, FPS: 10})
 	if !errors.Is(err, ErrStrict) {
 		t.Fatalf("strict export of a cut camera: %v, want ErrStrict", err)
 	}
@@ -340,7 +347,7 @@ func TestExportAtomic(t *testing.T) {
 		}
 	}
 	// With Replace a good export swaps the shard in.
-	rep, err := Export(ctx, session, dest, Options{Replace: true, FPS: 10, Video: h264})
+	rep, err := exportWithVideo(ctx, session, dest, Options{Replace: true, FPS: 10, Video: h264})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +356,7 @@ func TestExportAtomic(t *testing.T) {
 
 func TestExportRefusals(t *testing.T) {
 	ctx := context.Background()
-	session := smallSession(t, synth.Options{Seed: 41, Cameras: 1, Faults: synth.Faults{CutCamera: true}})
+	session := smallSession(t, synthsession.Options{Seed: 41, Cameras: 1, Faults: synthsession.Faults{CutCamera: true}})
 	cases := []struct {
 		name string
 		opts Options
@@ -363,7 +370,7 @@ func TestExportRefusals(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dest := filepath.Join(t.TempDir(), "shard")
-			_, err := Export(ctx, session, dest, tc.opts)
+			_, err := exportWithVideo(ctx, session, dest, tc.opts)
 			if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
@@ -375,7 +382,7 @@ func TestExportRefusals(t *testing.T) {
 }
 
 func TestFeatureMapping(t *testing.T) {
-	session := smallSession(t, synth.Options{Seed: 51})
+	session := smallSession(t, synthsession.Options{Seed: 51})
 	dest := filepath.Join(t.TempDir(), "shard")
 	state, _ := profile.ParseMapping("observation.state=imu.accel,imu.gyro")
 	action, _ := profile.ParseMapping("action=gripper.force,gripper.closed")
@@ -383,7 +390,7 @@ func TestFeatureMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Export(context.Background(), session, dest, Options{Profile: prof})
+	rep, err := exportWithVideo(context.Background(), session, dest, Options{Profile: prof})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
-	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 )
 
@@ -222,7 +222,7 @@ func lostJournal(sessionDir string, records int, idle time.Duration) error {
 type follower struct {
 	log   *slog.Logger
 	opts  Options
-	enc   video.EncoderOptions
+	enc   media.EncoderOptions
 	work  string
 	ctx   context.Context
 	ended bool // END read
@@ -417,7 +417,7 @@ func (f *follower) encoder(stream string, fallback encodeFunc) encodeFunc {
 	if w == nil {
 		return fallback
 	}
-	return func(ctx context.Context, sources []video.Source, episodes []video.EpisodeTimes, eo video.ExportOptions) (video.CameraResult, error) {
+	return func(ctx context.Context, sources []media.Source, episodes []media.EpisodeTimes, eo media.ExportOptions) (media.CameraResult, error) {
 		res, err := w.complete(ctx, sources, episodes, eo)
 		if errors.Is(err, errFollowFallback) {
 			f.log.Debug("follow: camera encoded at the end", "camera", stream, "why", err)
@@ -438,38 +438,38 @@ type cameraWorker struct {
 	f      *follower
 	stream string
 	dir    string
-	eo     video.ExportOptions
+	eo     media.ExportOptions
 
 	mu      sync.Mutex
 	wake    chan struct{}
-	sources []video.Source
+	sources []media.Source
 	view    followView
 	closed  bool
-	parts   map[[2]int64]video.Part
+	parts   map[[2]int64]media.Part
 	err     error
 	frames  int // frames encoded
 	busy    time.Duration
 	lastEnd int64 // window end of the latest part
 	// Owned by run.
-	enc      *video.CameraEncoder
-	cur      *video.PartWriter // the open attempt's part
+	enc      media.CameraEncoder
+	cur      media.PartWriter // the open attempt's part
 	curStart int64
 	behind   map[int64]bool // items (by start) the pass had left behind
 	skipped  int64
 	finished chan struct{}
 	// prints identify the bytes the pass read, once it is released.
-	prints []video.ReadPrint
+	prints []media.ReadPrint
 }
 
-func newCameraWorker(f *follower, stream, dir string, eo video.ExportOptions) *cameraWorker {
+func newCameraWorker(f *follower, stream, dir string, eo media.ExportOptions) *cameraWorker {
 	w := &cameraWorker{f: f, stream: stream, dir: dir, eo: eo, wake: make(chan struct{}, 1),
-		parts: map[[2]int64]video.Part{}, behind: map[int64]bool{}, finished: make(chan struct{})}
+		parts: map[[2]int64]media.Part{}, behind: map[int64]bool{}, finished: make(chan struct{})}
 	w.eo.MoreSources = w.moreSources
 	return w
 }
 
 // offer hands the worker the camera's files and the view so far.
-func (w *cameraWorker) offer(sources []video.Source, view followView) {
+func (w *cameraWorker) offer(sources []media.Source, view followView) {
 	w.mu.Lock()
 	for i := len(w.sources); i < len(sources); i++ {
 		s := sources[i]
@@ -493,7 +493,7 @@ func (w *cameraWorker) fileFinal(i int) bool {
 	return i < len(w.sources)-1
 }
 
-func (w *cameraWorker) moreSources() ([]video.Source, bool) {
+func (w *cameraWorker) moreSources() ([]media.Source, bool) {
 	final := w.f.final.Load()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -525,7 +525,11 @@ func (w *cameraWorker) run(ctx context.Context) {
 	w.mu.Lock()
 	first := slices.Clone(w.sources)
 	w.mu.Unlock()
-	enc, err := video.NewCameraEncoder(first, w.eo)
+	if w.f.opts.VideoFiles == nil {
+		w.fail(ErrNoVideo) // the export at the end says so
+		return
+	}
+	enc, err := w.f.opts.VideoFiles.NewCameraEncoder(first, w.eo)
 	if err != nil {
 		w.fail(err)
 		return
@@ -584,7 +588,7 @@ func (w *cameraWorker) step(ctx context.Context, view followView) (bool, error) 
 		case it.open && w.cur == nil:
 			path := filepath.Join(w.dir, fmt.Sprintf("open-%d.mp4", it.start))
 			pw, err := w.enc.BeginPart(len(w.parts), it.start, path)
-			if errors.Is(err, video.ErrBehind) {
+			if errors.Is(err, media.ErrBehind) {
 				w.behind[it.start] = true
 				continue
 			}
@@ -610,7 +614,7 @@ func (w *cameraWorker) step(ctx context.Context, view followView) (bool, error) 
 			sent := w.cur.Sent()
 			p, err := w.cur.Finish(ctx, it.length)
 			w.cur = nil
-			if errors.Is(err, video.ErrBehind) {
+			if errors.Is(err, media.ErrBehind) {
 				w.behind[it.start] = true
 				continue
 			}
@@ -623,8 +627,8 @@ func (w *cameraWorker) step(ctx context.Context, view followView) (bool, error) 
 			continue // the open part keeps the pass: this one is encoded at the end
 		default:
 			path := filepath.Join(w.dir, fmt.Sprintf("%d-%d.mp4", it.start, it.length))
-			p, err := w.enc.EncodePart(ctx, len(w.parts), video.EpisodeTimes{Start: it.start, Length: it.length}, path)
-			if errors.Is(err, video.ErrBehind) {
+			p, err := w.enc.EncodePart(ctx, len(w.parts), media.EpisodeTimes{Start: it.start, Length: it.length}, path)
+			if errors.Is(err, media.ErrBehind) {
 				w.behind[it.start] = true
 				continue
 			}
@@ -646,7 +650,7 @@ func (w *cameraWorker) step(ctx context.Context, view followView) (bool, error) 
 }
 
 // store keeps an ended attempt's part.
-func (w *cameraWorker) store(it followItem, p video.Part, frames int, took time.Duration) {
+func (w *cameraWorker) store(it followItem, p media.Part, frames int, took time.Duration) {
 	w.mu.Lock()
 	w.parts[it.key()] = p
 	w.mu.Unlock()
@@ -690,7 +694,7 @@ func (w *cameraWorker) progress(episodes []plan.Episode) (done int, seconds floa
 // pass read (rewritten or cut short by a recorder that broke its
 // append-only promise) makes the camera be encoded again from its files
 // as they are now, as a batch export encodes it.
-func (w *cameraWorker) complete(ctx context.Context, sources []video.Source, episodes []video.EpisodeTimes, eo video.ExportOptions) (video.CameraResult, error) {
+func (w *cameraWorker) complete(ctx context.Context, sources []media.Source, episodes []media.EpisodeTimes, eo media.ExportOptions) (media.CameraResult, error) {
 	<-w.finished
 	if w.cur != nil {
 		// Still open at the end: the attempt never ended (no episode), or
@@ -699,7 +703,7 @@ func (w *cameraWorker) complete(ctx context.Context, sources []video.Source, epi
 		w.cur = nil
 	}
 	if w.enc == nil {
-		return video.CameraResult{}, fmt.Errorf("%w: %v", errFollowFallback, w.err)
+		return media.CameraResult{}, fmt.Errorf("%w: %v", errFollowFallback, w.err)
 	}
 	res, err := w.completeParts(ctx, sources, episodes, eo)
 	if errors.Is(err, errFollowFallback) {
@@ -708,31 +712,31 @@ func (w *cameraWorker) complete(ctx context.Context, sources []video.Source, epi
 		if cerr := w.checkReads(); cerr != nil {
 			w.f.log.Warn("follow: a camera file changed under the follow; encoding the camera again from its files as they are now",
 				"camera", w.stream, "why", cerr)
-			return video.CameraResult{}, fmt.Errorf("%w: %w", errFollowFallback, cerr)
+			return media.CameraResult{}, fmt.Errorf("%w: %w", errFollowFallback, cerr)
 		}
 	}
 	return res, err
 }
 
 // completeParts is complete's work once the pass is known to exist.
-func (w *cameraWorker) completeParts(ctx context.Context, sources []video.Source, episodes []video.EpisodeTimes, eo video.ExportOptions) (video.CameraResult, error) {
+func (w *cameraWorker) completeParts(ctx context.Context, sources []media.Source, episodes []media.EpisodeTimes, eo media.ExportOptions) (media.CameraResult, error) {
 	if w.err != nil {
-		return video.CameraResult{}, fmt.Errorf("%w: %v", errFollowFallback, w.err)
+		return media.CameraResult{}, fmt.Errorf("%w: %v", errFollowFallback, w.err)
 	}
 	if !sameCameraInputs(w.sources, w.eo, sources, eo) {
-		return video.CameraResult{}, fmt.Errorf("%w: its files or settings differ", errFollowFallback)
+		return media.CameraResult{}, fmt.Errorf("%w: its files or settings differ", errFollowFallback)
 	}
-	parts := make([]video.Part, 0, len(episodes))
+	parts := make([]media.Part, 0, len(episodes))
 	for e, ep := range episodes {
 		if p, ok := w.parts[[2]int64{ep.Start, int64(ep.Length)}]; ok {
 			parts = append(parts, p)
 			continue
 		}
-		p, err := w.enc.EncodePart(ctx, e, ep, filepath.Join(w.dir, "end-"+video.PartName(e)))
+		p, err := w.enc.EncodePart(ctx, e, ep, filepath.Join(w.dir, "end-"+media.PartName(e)))
 		if err != nil {
 			// An error may come from bytes that changed under the pass:
 			// complete judges by the reads.
-			return video.CameraResult{}, fmt.Errorf("%w: %w", errFollowFallback, err)
+			return media.CameraResult{}, fmt.Errorf("%w: %w", errFollowFallback, err)
 		}
 		parts = append(parts, p)
 	}
@@ -744,7 +748,7 @@ func (w *cameraWorker) completeParts(ctx context.Context, sources []video.Source
 	if err := w.checkReads(); err != nil {
 		return res, fmt.Errorf("%w: %w", errFollowFallback, err)
 	}
-	if res.Episodes, res.Files, err = video.PlaceParts(ctx, parts, eo); err != nil {
+	if res.Episodes, res.Files, err = w.f.opts.VideoFiles.PlaceParts(ctx, parts, eo); err != nil {
 		return res, err
 	}
 	if eo.Progress != nil {
@@ -783,7 +787,7 @@ func (w *cameraWorker) release() {
 
 // sameCameraInputs reports whether the follow's pass read the files and
 // used the settings the batch export asks for.
-func sameCameraInputs(have []video.Source, haveOpts video.ExportOptions, want []video.Source, wantOpts video.ExportOptions) bool {
+func sameCameraInputs(have []media.Source, haveOpts media.ExportOptions, want []media.Source, wantOpts media.ExportOptions) bool {
 	if len(have) != len(want) {
 		return false
 	}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package export_test
 
 import (
@@ -12,6 +14,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/page"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/internal/testtree"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // followBenchSpeed is how much faster than real time the benchmark's
@@ -34,7 +37,7 @@ const followBenchSpeed = 4
 // shard is checked against the batch's, byte for byte.
 func BenchmarkFollow(b *testing.B) {
 	ctx := context.Background()
-	opts := export.Options{Version: "bench", Page: page.ShardPage}
+	opts := export.Options{Version: "bench", Page: page.ShardPage, VideoFiles: video.Files{}}
 	sopts := synth.Options{Seed: 1, TimeScale: 0.3, Cameras: 2}
 	var endToCommit, batch benchround.Times
 	for i := 0; i < b.N; i++ {

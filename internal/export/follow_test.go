@@ -1,3 +1,5 @@
+//go:build cgo
+
 package export
 
 import (
@@ -100,7 +102,7 @@ func followAndCompare(t *testing.T, c followCase) {
 		mu.Unlock()
 	}}
 	followed := filepath.Join(root, "followed")
-	if _, err := Follow(ctx, session, followed, Options{Version: "test"}, fo); err != nil {
+	if _, err := followWithVideo(ctx, session, followed, Options{Version: "test"}, fo); err != nil {
 		wg.Wait()
 		t.Fatalf("follow: %v (recorder: %v)", err, liveErr)
 	}
@@ -113,7 +115,7 @@ func followAndCompare(t *testing.T, c followCase) {
 		t.Errorf("the follow committed before the session ended")
 	}
 	batch := filepath.Join(root, "batch")
-	if _, err := Export(ctx, session, batch, Options{Version: "test"}); err != nil {
+	if _, err := exportWithVideo(ctx, session, batch, Options{Version: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, followed, batch)
@@ -166,7 +168,7 @@ func TestFollowCancelledLeavesNothing(t *testing.T) {
 			once.Do(cancel)
 		}
 	}}
-	_, err := Follow(ctx, session, filepath.Join(root, "shard"), Options{}, fo)
+	_, err := followWithVideo(ctx, session, filepath.Join(root, "shard"), Options{}, fo)
 	wg.Wait()
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("follow cancelled: %v, want context.Canceled", err)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
-	"github.com/ceres-robotics/ceres-export/internal/synth"
+	synthsession "github.com/ceres-robotics/ceres-export/internal/synth/session"
 )
 
 // The license setting takes the Hub's licence ids; anything else is a
@@ -41,12 +41,12 @@ func TestResolveLicense(t *testing.T) {
 // it) and the export report (where merge reads it back); the rest of the
 // card is the unlicensed export's, byte for byte.
 func TestExportLicense(t *testing.T) {
-	session := smallSession(t, synth.Options{Seed: 54, Cameras: 0})
+	session := smallSession(t, synthsession.Options{Seed: 54, Cameras: 0})
 	plain, licensed := filepath.Join(t.TempDir(), "plain"), filepath.Join(t.TempDir(), "licensed")
-	if _, err := Export(context.Background(), session, plain, Options{}); err != nil {
+	if _, err := exportWithVideo(context.Background(), session, plain, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Export(context.Background(), session, licensed, Options{License: "cc-by-nc-4.0"})
+	rep, err := exportWithVideo(context.Background(), session, licensed, Options{License: "cc-by-nc-4.0"})
 	if err != nil {
 		t.Fatal(err)
 	}

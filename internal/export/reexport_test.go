@@ -1,3 +1,5 @@
+//go:build cgo
+
 package export
 
 import (
@@ -27,12 +29,15 @@ var fixedSpec = strings.NewReplacer(
 	`"durationS": 12.5`, `"durationS": 12`,
 ).Replace(synth.ExampleSpec)
 
-// countingEncoder wraps video.ExportCamera and counts its calls.
-type countingEncoder struct{ calls atomic.Int32 }
+// countingEncoder is video.Files counting its ExportCamera calls.
+type countingEncoder struct {
+	video.Files
+	calls atomic.Int32
+}
 
-func (c *countingEncoder) encode(ctx context.Context, s []video.Source, e []video.EpisodeTimes, o video.ExportOptions) (video.CameraResult, error) {
+func (c *countingEncoder) ExportCamera(ctx context.Context, s []video.Source, e []video.EpisodeTimes, o video.ExportOptions) (video.CameraResult, error) {
 	c.calls.Add(1)
-	return video.ExportCamera(ctx, s, e, o)
+	return c.Files.ExportCamera(ctx, s, e, o)
 }
 
 func TestReexportTextFix(t *testing.T) {
@@ -40,8 +45,8 @@ func TestReexportTextFix(t *testing.T) {
 	session := smallSession(t, synth.Options{Seed: 61, Cameras: 2})
 	dest := filepath.Join(t.TempDir(), "shard")
 	enc := &countingEncoder{}
-	opts := Options{Video: VideoOptions{Codec: "h264"}, encodeCameraForTesting: enc.encode}
-	first, err := Export(ctx, session, dest, opts)
+	opts := Options{Video: VideoOptions{Codec: "h264"}, VideoFiles: enc}
+	first, err := exportWithVideo(ctx, session, dest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +56,7 @@ func TestReexportTextFix(t *testing.T) {
 	before := testtree.Files(t, dest)
 
 	opts.TaskSpec, opts.Replace = []byte(fixedSpec), true
-	rep, err := Export(ctx, session, dest, opts)
+	rep, err := exportWithVideo(ctx, session, dest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +103,7 @@ func TestReexportTextFix(t *testing.T) {
 	}
 
 	// Idempotent: the same re-export again gives byte-identical files.
-	if _, err := Export(ctx, session, dest, opts); err != nil {
+	if _, err := exportWithVideo(ctx, session, dest, opts); err != nil {
 		t.Fatal(err)
 	}
 	sameFiles(t, "two identical re-exports", after, testtree.Files(t, dest))
@@ -110,14 +115,14 @@ func TestReexportWindowChangeReencodes(t *testing.T) {
 	session := smallSession(t, synth.Options{Seed: 62, Cameras: 1})
 	dest := filepath.Join(t.TempDir(), "shard")
 	enc := &countingEncoder{}
-	opts := Options{Video: VideoOptions{Codec: "h264"}, encodeCameraForTesting: enc.encode}
-	if _, err := Export(ctx, session, dest, opts); err != nil {
+	opts := Options{Video: VideoOptions{Codec: "h264"}, VideoFiles: enc}
+	if _, err := exportWithVideo(ctx, session, dest, opts); err != nil {
 		t.Fatal(err)
 	}
 	// Another frame rate moves every frame: the whole video is encoded
 	// again rather than patched.
 	opts.FPS, opts.Replace = 15, true
-	rep, err := Export(ctx, session, dest, opts)
+	rep, err := exportWithVideo(ctx, session, dest, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +135,7 @@ func TestReexportRefused(t *testing.T) {
 	ctx := context.Background()
 	session := smallSession(t, synth.Options{Seed: 63})
 	dest := filepath.Join(t.TempDir(), "shard")
-	if _, err := Export(ctx, session, dest, Options{}); err != nil {
+	if _, err := exportWithVideo(ctx, session, dest, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	before := testtree.Files(t, dest)
@@ -142,7 +147,7 @@ func TestReexportRefused(t *testing.T) {
 	}
 	for name, spec := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := Export(ctx, session, dest, Options{TaskSpec: []byte(spec), Replace: true})
+			_, err := exportWithVideo(ctx, session, dest, Options{TaskSpec: []byte(spec), Replace: true})
 			if !errors.Is(err, ErrSpecMismatch) {
 				t.Fatalf("err = %v, want ErrSpecMismatch", err)
 			}
@@ -171,8 +176,8 @@ func TestReexportReusesOnlyVerifiedVideo(t *testing.T) {
 	session := smallSession(t, synth.Options{Seed: 63, Cameras: 1})
 	base := filepath.Join(t.TempDir(), "shard")
 	enc := &countingEncoder{}
-	opts := Options{Video: VideoOptions{Codec: "h264"}, encodeCameraForTesting: enc.encode}
-	if _, err := Export(ctx, session, base, opts); err != nil {
+	opts := Options{Video: VideoOptions{Codec: "h264"}, VideoFiles: enc}
+	if _, err := exportWithVideo(ctx, session, base, opts); err != nil {
 		t.Fatal(err)
 	}
 	mp4s, _ := filepath.Glob(filepath.Join(base, layout.VideosDir, "*", "chunk-*", "file-*"+layout.VideoExt))
@@ -210,7 +215,7 @@ func TestReexportReusesOnlyVerifiedVideo(t *testing.T) {
 			calls := enc.calls.Load()
 			o := opts
 			o.TaskSpec, o.Replace = []byte(fixedSpec), true
-			rep, err := Export(ctx, session, dest, o)
+			rep, err := exportWithVideo(ctx, session, dest, o)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
-	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/journal"
 	"github.com/ceres-robotics/ceres-export/taskspec"
 )
@@ -78,7 +78,7 @@ type CameraReport struct {
 	Width   int                  `json:"width"`
 	Height  int                  `json:"height"`
 	Files   []string             `json:"files"`
-	Sources []video.SourceReport `json:"sources"`
+	Sources []media.SourceReport `json:"sources"`
 }
 
 func newReport(j *journal.Journal, p *plan.Plan, applied *taskspec.Spec, diffs []taskspec.Difference, opts Options, fps int, fpsSource string) *Report {
@@ -113,7 +113,7 @@ func newReport(j *journal.Journal, p *plan.Plan, applied *taskspec.Spec, diffs [
 	return rep
 }
 
-func (r *Report) addCamera(stream, key string, res video.CameraResult) {
+func (r *Report) addCamera(stream, key string, res media.CameraResult) {
 	c := &CameraReport{Feature: key, Width: res.Width, Height: res.Height}
 	for _, e := range res.Episodes {
 		c.Frames += e.Frames

@@ -8,11 +8,11 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/input"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 	"github.com/ceres-robotics/ceres-export/internal/privacy"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/settings"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
-	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // MaxFPS and MaxCameraJobs bound the settings of those names: a larger
@@ -81,8 +81,8 @@ func Resolve(s settings.Settings, baseDir string) (Options, error) {
 		w, h, ok := strings.Cut(s.VideoSize, "x")
 		wi, err1 := strconv.Atoi(w)
 		hi, err2 := strconv.Atoi(h)
-		if !ok || err1 != nil || err2 != nil || video.CheckSize(wi, hi) != nil {
-			return o, &settings.SettingError{Setting: "video_size", Value: strconv.Quote(s.VideoSize), Want: fmt.Sprintf("want WIDTHxHEIGHT, both even, positive and at most %d", video.MaxSide)}
+		if !ok || err1 != nil || err2 != nil || media.CheckSize(wi, hi) != nil {
+			return o, &settings.SettingError{Setting: "video_size", Value: strconv.Quote(s.VideoSize), Want: fmt.Sprintf("want WIDTHxHEIGHT, both even, positive and at most %d", media.MaxSide)}
 		}
 		o.Video.Width, o.Video.Height = wi, hi
 	}
@@ -109,10 +109,10 @@ func Resolve(s settings.Settings, baseDir string) (Options, error) {
 	if enc, err := o.Video.encoder(); err == nil {
 		if o.Video.Width > 0 {
 			if err := enc.CheckOutputSize(o.Video.Width, o.Video.Height); err != nil {
-				return o, &settings.SettingError{Setting: "video_size", Value: strconv.Quote(s.VideoSize), Want: fmt.Sprintf("want at least %dx%d for av1 (or vcodec h264)", video.MinSVTSide, video.MinSVTSide)}
+				return o, &settings.SettingError{Setting: "video_size", Value: strconv.Quote(s.VideoSize), Want: fmt.Sprintf("want at least %dx%d for av1 (or vcodec h264)", media.MinSVTSide, media.MinSVTSide)}
 			}
 		}
-		var oe *video.OptionError
+		var oe *media.OptionError
 		if err := enc.Validate(); errors.As(err, &oe) {
 			setting := map[string]string{"threads": "encoder_threads"}[oe.Option]
 			if setting == "" {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 	"github.com/ceres-robotics/ceres-export/internal/output"
 	"github.com/ceres-robotics/ceres-export/internal/plan"
-	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // videoCacheVersion changes whenever the video stage would produce different
@@ -35,7 +35,7 @@ type videoManifestCamera struct {
 	// episode windows on the frame clock, the source files' bytes and
 	// journal offsets, the output size and the encoder settings.
 	Key    string             `json:"key"`
-	Result video.CameraResult `json:"result"`
+	Result media.CameraResult `json:"result"`
 	// FileSHA256 holds the SHA-256 of each of Result.Files, in order: a
 	// re-export reuses only bytes that still hash to it.
 	FileSHA256 []string `json:"fileSha256"`
@@ -48,7 +48,7 @@ type videoKeyInputs struct {
 	SourceFPS int                  `json:"sourceFps"`
 	Episodes  [][2]int64           `json:"episodes"` // start, length
 	Sources   []videoKeySource     `json:"sources"`
-	Encoder   video.EncoderOptions `json:"encoder"`
+	Encoder   media.EncoderOptions `json:"encoder"`
 	Width     int                  `json:"width"`
 	Height    int                  `json:"height"`
 }
@@ -61,7 +61,7 @@ type videoKeySource struct {
 }
 
 // cameraKey computes the content key of one camera's video.
-func cameraKey(sessionDir string, sources []video.Source, p *plan.Plan, sourceFPS int, enc video.EncoderOptions, v VideoOptions) (string, error) {
+func cameraKey(sessionDir string, sources []media.Source, p *plan.Plan, sourceFPS int, enc media.EncoderOptions, v VideoOptions) (string, error) {
 	in := videoKeyInputs{Version: videoCacheVersion, FPS: p.FPS, SourceFPS: sourceFPS, Encoder: enc, Width: v.Width, Height: v.Height}
 	for _, ep := range p.Episodes {
 		in.Episodes = append(in.Episodes, [2]int64{ep.Start, int64(ep.Length)})
@@ -99,11 +99,11 @@ func readVideoManifest(dir string) videoManifest {
 // ReadCameraResults returns, per camera stream, what the encoder wrote into
 // the shard at dir (ceres/videos.json): its files and where each episode
 // lies in them. A shard without cameras yields an empty map.
-func ReadCameraResults(dir string) (map[string]video.CameraResult, error) {
+func ReadCameraResults(dir string) (map[string]media.CameraResult, error) {
 	path := filepath.Join(dir, filepath.FromSlash(layout.VideosPath))
 	b, err := input.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]video.CameraResult{}, nil
+		return map[string]media.CameraResult{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -115,7 +115,7 @@ func ReadCameraResults(dir string) (map[string]video.CameraResult, error) {
 	if m.Version != videoCacheVersion {
 		return nil, fmt.Errorf("%s: version %d, want %d", path, m.Version, videoCacheVersion)
 	}
-	out := make(map[string]video.CameraResult, len(m.Cameras))
+	out := make(map[string]media.CameraResult, len(m.Cameras))
 	for _, c := range m.Cameras {
 		out[c.Stream] = c.Result
 	}
@@ -132,7 +132,7 @@ func (m videoManifest) find(stream, key string) (videoManifestCamera, bool) {
 }
 
 // videoHashes returns the SHA-256 of each encoded file of a camera under dir.
-func videoHashes(dir, feature string, res video.CameraResult) ([]string, error) {
+func videoHashes(dir, feature string, res media.CameraResult) ([]string, error) {
 	sums := make([]string, len(res.Files))
 	for i, f := range res.Files {
 		sum, _, err := input.SHA256(filepath.Join(dir, filepath.FromSlash(layout.VideoPath(feature, f.Chunk, f.File))))
@@ -175,7 +175,7 @@ func reuseFiles(prevDir, stageDir, feature string, cam videoManifestCamera) erro
 
 // relativeSources strips the session directory from the recorded source
 // paths, so that the manifest does not depend on where the session lies.
-func relativeSources(sessionDir string, res *video.CameraResult) {
+func relativeSources(sessionDir string, res *media.CameraResult) {
 	for i := range res.Sources {
 		if rel, err := filepath.Rel(sessionDir, res.Sources[i].Path); err == nil {
 			res.Sources[i].Path = filepath.ToSlash(rel)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
-	"github.com/ceres-robotics/ceres-export/internal/synth"
+	synthsession "github.com/ceres-robotics/ceres-export/internal/synth/session"
 )
 
 // cloneBatch copies a batch's rows of features (the assembler reuses its
@@ -27,7 +27,7 @@ func cloneBatch(b *shard.EpisodeRows, features []shard.Feature) *shard.EpisodeRo
 // hands write, in order, the same rows and counts as assembling one
 // episode after the other, though it alternates two reused batches.
 func TestAssembleEpisodesMatchesSequential(t *testing.T) {
-	for _, o := range []synth.Options{{Seed: 21}, {Seed: 22, Faults: synth.Faults{Crash: true}}} {
+	for _, o := range []synthsession.Options{{Seed: 21}, {Seed: 22, Faults: synthsession.Faults{Crash: true}}} {
 		in := openRowsStageInput(t, smallSession(t, o))
 		if len(in.p.Episodes) < 3 {
 			t.Fatalf("seed %d: %d episodes, want at least 3 to alternate batches", o.Seed, len(in.p.Episodes))
@@ -91,7 +91,7 @@ func sequentialCounts(t *testing.T, in *rowsStageInput) map[string]*SensorCounts
 // TestAssembleEpisodesStops checks that a write error or a cancelled context
 // ends the assembly with that error, without further writes.
 func TestAssembleEpisodesStops(t *testing.T) {
-	in := openRowsStageInput(t, smallSession(t, synth.Options{Seed: 23}))
+	in := openRowsStageInput(t, smallSession(t, synthsession.Options{Seed: 23}))
 	boom := errors.New("boom")
 	cases := []struct {
 		name       string
@@ -142,7 +142,7 @@ func TestAssembleEpisodesStops(t *testing.T) {
 // batches hold the answer (a time before the stream's first sample or far
 // after its last).
 func TestSkipTo(t *testing.T) {
-	in := openRowsStageInput(t, smallSession(t, synth.Options{Seed: 24, TimeScale: 1, NoRetries: true}))
+	in := openRowsStageInput(t, smallSession(t, synthsession.Options{Seed: 24, TimeScale: 1, NoRetries: true}))
 	stream := in.j.StreamIndex("imu")
 	times, ids := sampleIDs(t, in.j, "imu", 0, 0)
 	first, last := times[0], times[len(times)-1]
@@ -215,7 +215,7 @@ func TestSkipTo(t *testing.T) {
 // whose resets and pauses the holders skip, frame by frame against the
 // journal's samples: every value is the latest sample at or before its frame.
 func TestEpisodesSkipGaps(t *testing.T) {
-	in := openRowsStageInput(t, smallSession(t, synth.Options{Seed: 25, TimeScale: 1}))
+	in := openRowsStageInput(t, smallSession(t, synthsession.Options{Seed: 25, TimeScale: 1}))
 	imuTimes, imuIDs := sampleIDs(t, in.j, "imu", 0, 0)
 	gripTimes, gripIDs := sampleIDs(t, in.j, "gripper", 1, 0)
 	accel, counter := -1, -1

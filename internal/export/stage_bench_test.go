@@ -1,3 +1,5 @@
+//go:build cgo
+
 package export
 
 import (
@@ -12,6 +14,7 @@ import (
 
 	"github.com/ceres-robotics/ceres-export/internal/benchround"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // exportStageRounds is how many times each side runs per benchmark
@@ -55,7 +58,7 @@ func BenchmarkExportVsVideoStage(b *testing.B) {
 		for r := 0; r < exportStageRounds; r++ {
 			t0 := time.Now()
 			span := &cameraSpan{}
-			if _, err := Export(ctx, session, filepath.Join(dir, fmt.Sprintf("shard-%d-%d", i, r)), Options{Progress: span}); err != nil {
+			if _, err := exportWithVideo(ctx, session, filepath.Join(dir, fmt.Sprintf("shard-%d-%d", i, r)), Options{Progress: span}); err != nil {
 				b.Fatal(err)
 			}
 			t1 := time.Now()
@@ -66,7 +69,7 @@ func BenchmarkExportVsVideoStage(b *testing.B) {
 			if err := os.MkdirAll(stageDir, 0o755); err != nil {
 				b.Fatal(err)
 			}
-			cams, _, err := exportCameras(ctx, in.j, in.p, in.resolved, stageDir, filepath.Join(dir, "no-previous-shard"), enc, Options{Progress: noProgress{}}, &Report{Cameras: map[string]*CameraReport{}})
+			cams, _, err := exportCameras(ctx, in.j, in.p, in.resolved, stageDir, filepath.Join(dir, "no-previous-shard"), enc, Options{Progress: noProgress{}, VideoFiles: video.Files{}}, &Report{Cameras: map[string]*CameraReport{}})
 			if err != nil {
 				b.Fatal(err)
 			}

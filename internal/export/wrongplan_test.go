@@ -1,3 +1,5 @@
+//go:build cgo
+
 package export
 
 import (
@@ -41,7 +43,7 @@ func TestVerifyCatchesWrongPlan(t *testing.T) {
 			wrong := -1
 			opts := Options{Video: VideoOptions{Codec: "h264"}, alterPlanForTesting: func(p *plan.Plan) { wrong = tc.alter(t, p) }}
 			dest := filepath.Join(t.TempDir(), "shard")
-			if _, err := Export(ctx, session, dest, opts); err != nil {
+			if _, err := exportWithVideo(ctx, session, dest, opts); err != nil {
 				t.Fatal(err)
 			}
 			res, err := verify.Shard(ctx, dest, verify.Options{Journal: session, Video: video.Files{}})

@@ -1,11 +1,13 @@
 // Package media holds what passes between FFmpeg (internal/video) and the
-// packages that judge or arrange video files without decoding them
-// themselves (verify, merge): a file's description, its stream signature,
-// its decoded frames as pictures in the output colour, and the picture
-// comparisons verify makes. It needs no cgo, so those packages' rules build
-// and are tested without FFmpeg; each declares the small interface it needs
-// (verify.FrameDecoder, merge.Video), internal/video implements them
-// (video.Files) and the CLI wires them.
+// packages that encode, judge or arrange video files without calling FFmpeg
+// themselves (export, verify, merge): a camera's files, its episodes' frame
+// times, the encoder settings and what an encode returns (files, where
+// each episode lies in them, statistics); a file's description, its stream
+// signature, its decoded frames as pictures in the output colour, and the
+// picture comparisons verify makes. It needs no cgo, so those packages'
+// rules build and are tested without FFmpeg; each declares the small
+// interface it needs (export.Video, verify.FrameDecoder, merge.Video),
+// internal/video implements them (video.Files) and the CLI wires them.
 package media
 
 import (

@@ -16,6 +16,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/benchround"
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // benchShards exports n shards whose video dominates their bytes, as a real
@@ -32,7 +33,7 @@ func benchShards(b *testing.B, dir string, n int) ([]string, int64) {
 		if _, err := synth.Write(ctx, session, synth.Options{Seed: uint64(100 + i), TimeScale: 0.25, Cameras: 2, Width: 320, Height: 240}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := export.Export(ctx, session, out, export.Options{Video: export.VideoOptions{Codec: "h264", CRF: 4, Width: 640, Height: 480}}); err != nil {
+		if _, err := export.Export(ctx, session, out, export.Options{VideoFiles: video.Files{}, Video: export.VideoOptions{Codec: "h264", CRF: 4, Width: 640, Height: 480}}); err != nil {
 			b.Fatal(err)
 		}
 		dirs = append(dirs, out)

@@ -16,6 +16,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
 	"github.com/ceres-robotics/ceres-export/internal/verify"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 )
 
 // TestLayoutIsTheOneHome adds one ceres/* episode column and one CERES file
@@ -41,7 +42,7 @@ func TestLayoutIsTheOneHome(t *testing.T) {
 	// Before: a shard exported under today's layout, with the note written
 	// beside its files by hand: verify calls the note a stray.
 	before := filepath.Join(root, "before")
-	if _, err := export.Export(ctx, sessions[0], before, export.Options{}); err != nil {
+	if _, err := export.Export(ctx, sessions[0], before, export.Options{VideoFiles: video.Files{}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(before, filepath.FromSlash(note)), []byte("{}\n"), 0o644); err != nil {
@@ -72,7 +73,7 @@ func TestLayoutIsTheOneHome(t *testing.T) {
 	shards := make([]string, len(sessions))
 	for i, s := range sessions {
 		shards[i] = filepath.Join(root, "shard"+string(rune('a'+i)))
-		o := export.Options{CeresFiles: map[string]any{note: map[string]int{"shard": i}}}
+		o := export.Options{VideoFiles: video.Files{}, CeresFiles: map[string]any{note: map[string]int{"shard": i}}}
 		if _, err := export.Export(ctx, s, shards[i], o); err != nil {
 			t.Fatal(err)
 		}

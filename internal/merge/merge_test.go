@@ -101,7 +101,7 @@ func fixtureShard(t testing.TB, name string) string {
 	if _, err := synth.Write(ctx, session, spec.synth); err != nil {
 		t.Fatalf("synth %s: %v", name, err)
 	}
-	if _, err := export.Export(ctx, session, dir, export.Options{FPS: spec.fps, Video: export.VideoOptions{Codec: spec.codec}, License: spec.license}); err != nil {
+	if _, err := export.Export(ctx, session, dir, export.Options{VideoFiles: video.Files{}, FPS: spec.fps, Video: export.VideoOptions{Codec: spec.codec}, License: spec.license}); err != nil {
 		t.Fatalf("export %s: %v", name, err)
 	}
 	fixtureDirs[name] = dir

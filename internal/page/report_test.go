@@ -66,7 +66,7 @@ func exported(t *testing.T) fixture {
 		if _, f.err = synth.Write(ctx, f.session, synth.Options{Seed: 3, Cameras: 2, TimeScale: 0.25, Faults: synth.Faults{Crash: true}}); f.err != nil {
 			return
 		}
-		f.rep, f.err = export.Export(ctx, f.session, f.shard, export.Options{Page: ShardPage, Version: "test"})
+		f.rep, f.err = export.Export(ctx, f.session, f.shard, export.Options{VideoFiles: video.Files{}, Page: ShardPage, Version: "test"})
 	})
 	if theFixture.err != nil {
 		t.Fatal(theFixture.err)

@@ -141,7 +141,7 @@ func TestBrowserRecordingsExportTrueLevelsAndFrames(t *testing.T) {
 			}
 			for _, enc := range []string{"h264", "av1"} {
 				shard := filepath.Join(dir, "shard-"+enc)
-				if _, err := export.Export(context.Background(), session, shard, export.Options{Video: export.VideoOptions{Codec: enc}}); err != nil {
+				if _, err := export.Export(context.Background(), session, shard, export.Options{VideoFiles: video.Files{}, Video: export.VideoOptions{Codec: enc}}); err != nil {
 					t.Fatalf("%s: %v", enc, err)
 				}
 				file := filepath.Join(shard, "videos", "observation.images.front", "chunk-000", "file-000.mp4")

@@ -55,7 +55,7 @@ func goodShard(t testing.TB) fixture {
 		f := fixture{session: filepath.Join(fixtureRoot, "session"), shard: filepath.Join(fixtureRoot, "shard")}
 		f.synth, f.err = synth.Write(ctx, f.session, synth.Options{Seed: 7, TimeScale: 0.1, Cameras: 1, Width: 64, Height: 48})
 		if f.err == nil {
-			_, f.err = export.Export(ctx, f.session, f.shard, export.Options{Video: export.VideoOptions{Codec: "h264"}})
+			_, f.err = export.Export(ctx, f.session, f.shard, export.Options{VideoFiles: video.Files{}, Video: export.VideoOptions{Codec: "h264"}})
 		}
 		theFixture = f
 	})

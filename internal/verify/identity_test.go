@@ -48,7 +48,7 @@ func TestVerifyFrameIdentityByContent(t *testing.T) {
 				t.Fatal(err)
 			}
 			shard := filepath.Join(dir, "shard")
-			if _, err := export.Export(ctx, session, shard, export.Options{Video: export.VideoOptions{Codec: "h264"}}); err != nil {
+			if _, err := export.Export(ctx, session, shard, export.Options{VideoFiles: video.Files{}, Video: export.VideoOptions{Codec: "h264"}}); err != nil {
 				t.Fatal(err)
 			}
 			against := session
@@ -99,7 +99,7 @@ func TestVerifyCatchesStretchedLevels(t *testing.T) {
 		t.Fatal(err)
 	}
 	shard := filepath.Join(dir, "shard")
-	if _, err := export.Export(ctx, session, shard, export.Options{Video: export.VideoOptions{Codec: "h264"}}); err != nil {
+	if _, err := export.Export(ctx, session, shard, export.Options{VideoFiles: video.Files{}, Video: export.VideoOptions{Codec: "h264"}}); err != nil {
 		t.Fatal(err)
 	}
 	// The same camera, its stream saying limited range.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ceres-robotics/ceres-export/internal/export"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/profiles"
 )
 
@@ -20,7 +21,7 @@ func profileShard(t *testing.T) (session, shard string) {
 	t.Helper()
 	fx := goodShard(t)
 	shard = filepath.Join(t.TempDir(), "shard")
-	if _, err := export.Export(context.Background(), fx.session, shard, export.Options{Profile: profiles.Synth(), Video: export.VideoOptions{Codec: "h264"}}); err != nil {
+	if _, err := export.Export(context.Background(), fx.session, shard, export.Options{VideoFiles: video.Files{}, Profile: profiles.Synth(), Video: export.VideoOptions{Codec: "h264"}}); err != nil {
 		t.Fatal(err)
 	}
 	return fx.session, shard

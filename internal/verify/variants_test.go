@@ -11,6 +11,7 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/export"
 	"github.com/ceres-robotics/ceres-export/internal/profile"
 	"github.com/ceres-robotics/ceres-export/internal/synth"
+	"github.com/ceres-robotics/ceres-export/internal/video"
 	"github.com/ceres-robotics/ceres-export/profiles"
 )
 
@@ -40,6 +41,7 @@ func TestExportVariants(t *testing.T) {
 		{
 			name: "mapped features, several data files", session: fx.session,
 			opts: export.Options{
+				VideoFiles:        video.Files{},
 				Profile:           mappedState,
 				DataFileSizeBytes: 4096,
 				Video:             export.VideoOptions{Codec: "h264"},
@@ -54,7 +56,7 @@ func TestExportVariants(t *testing.T) {
 		},
 		{
 			name: "synth profile: state and next-frame action", session: fx.session,
-			opts:    export.Options{Profile: profiles.Synth(), Video: export.VideoOptions{Codec: "h264"}},
+			opts:    export.Options{VideoFiles: video.Files{}, Profile: profiles.Synth(), Video: export.VideoOptions{Codec: "h264"}},
 			feature: "action",
 		},
 		{
@@ -68,7 +70,7 @@ func TestExportVariants(t *testing.T) {
 		},
 		{
 			name: "20 fps, no camera", session: noCamera,
-			opts:    export.Options{FPS: 20},
+			opts:    export.Options{VideoFiles: video.Files{}, FPS: 20},
 			feature: "observation.imu.gyro",
 		},
 	}

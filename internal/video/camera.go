@@ -15,30 +15,8 @@ import (
 	"github.com/asticode/go-astiav"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 )
-
-// ErrBehind is returned by CameraEncoder.EncodePart for an episode that
-// starts before frames the encoder's one pass over the sources has already
-// left behind; a fresh CameraEncoder encodes it.
-var ErrBehind = errors.New("video: episode starts before the sources' current position")
-
-// Part is one episode encoded on its own: an mp4 whose frame k has pts k
-// in time base 1/fps and whose first frame is a key frame, so that
-// PlaceParts can join it with others by stream copy. Every episode is
-// encoded as a part, in a batch export as in a followed one: an episode's
-// bytes then depend on its own frames alone, never on the episodes around
-// it, and an episode encoded while the session was still recording is the
-// one a batch export makes.
-type Part struct {
-	// Path of the part file.
-	Path string
-	// Bytes is the packet payload the part holds (the file is a little
-	// larger: headers and index); PlaceParts rotates output files by it.
-	Bytes int64
-	// Episode describes the episode; its placement (Chunk, File,
-	// FirstFrame, timestamps) is filled by PlaceParts.
-	Episode EpisodeResult
-}
 
 // CameraEncoder makes one pass over a camera's files, in order, and
 // encodes episodes into parts as that pass reaches them. Episodes are
@@ -53,7 +31,7 @@ type CameraEncoder struct {
 }
 
 // normalized checks opts and fills its defaults.
-func (opts ExportOptions) normalized() (ExportOptions, EncoderOptions, error) {
+func normalized(opts ExportOptions) (ExportOptions, EncoderOptions, error) {
 	if opts.FPS <= 0 || opts.FPS > lerobot.MaxFPS {
 		return opts, EncoderOptions{}, fmt.Errorf("video: FPS %d outside [1, %d]", opts.FPS, lerobot.MaxFPS)
 	}
@@ -61,7 +39,7 @@ func (opts ExportOptions) normalized() (ExportOptions, EncoderOptions, error) {
 		opts.SourceFPS = opts.FPS
 	}
 	if opts.MaxFileBytes == 0 {
-		opts.MaxFileBytes = DefaultMaxFileBytes
+		opts.MaxFileBytes = media.DefaultMaxFileBytes
 	}
 	if opts.ChunkSize == 0 {
 		opts.ChunkSize = lerobot.DefaultChunksSize
@@ -71,7 +49,7 @@ func (opts ExportOptions) normalized() (ExportOptions, EncoderOptions, error) {
 		return opts, EncoderOptions{}, fmt.Errorf("video: invalid options (source fps %d, max bytes %d, chunk size %d, size %dx%d, first file %d)",
 			opts.SourceFPS, opts.MaxFileBytes, opts.ChunkSize, opts.Width, opts.Height, opts.FirstFile)
 	}
-	enc, err := opts.Encoder.normalized()
+	enc, err := opts.Encoder.Normalized()
 	if err != nil {
 		return opts, EncoderOptions{}, fmt.Errorf("video: %w", err)
 	}
@@ -81,15 +59,20 @@ func (opts ExportOptions) normalized() (ExportOptions, EncoderOptions, error) {
 // NewCameraEncoder opens the first of sources and reads its first frame,
 // which fixes the output size and colour properties. FilePath is not used
 // (PlaceParts writes the output files). Close releases it.
-func NewCameraEncoder(sources []Source, opts ExportOptions) (_ *CameraEncoder, err error) {
+func NewCameraEncoder(sources []Source, opts ExportOptions) (*CameraEncoder, error) {
+	return newCameraEncoder(sources, opts, stallHook{})
+}
+
+// newCameraEncoder is NewCameraEncoder with a test's stall hook.
+func newCameraEncoder(sources []Source, opts ExportOptions, stall stallHook) (_ *CameraEncoder, err error) {
 	if len(sources) == 0 {
 		return nil, errors.New("video: no source files")
 	}
-	opts, enc, err := opts.normalized()
+	opts, enc, err := normalized(opts)
 	if err != nil {
 		return nil, err
 	}
-	x := &exporter{opts: opts, enc: enc, convSeq: -1}
+	x := &exporter{opts: opts, enc: enc, convSeq: -1, stall: stall}
 	x.period = new(big.Rat).SetFrac64(1e9, int64(opts.SourceFPS))
 	c := &CameraEncoder{x: x, cursor: newSourceCursor(sources, opts.DecoderThreads)}
 	c.cursor.more = opts.MoreSources
@@ -126,7 +109,7 @@ func (c *CameraEncoder) Size() (width, height int) { return c.x.w, c.x.h }
 // path. It returns ErrBehind, having written nothing, when the episode
 // starts before the last frame time an earlier part picked.
 func (c *CameraEncoder) EncodePart(ctx context.Context, e int, ep EpisodeTimes, path string) (Part, error) {
-	n, _, _ := ep.bounds(c.x.opts.FPS)
+	n, _, _ := bounds(ep, c.x.opts.FPS)
 	if n == 0 {
 		return Part{}, fmt.Errorf("video: episode %d has no frames", e)
 	}
@@ -188,8 +171,8 @@ func (c *CameraEncoder) beginPart(e int, start int64, times []int64, length int,
 	if err != nil {
 		return nil, fmt.Errorf("video: %w", err)
 	}
-	if c.x.opts.stallForTesting != nil && c.x.opts.stallForTesting(e) {
-		out.spec.hangTimeout, out.stall = cmp.Or(c.x.opts.stallTimeoutForTesting, 50*time.Millisecond), make(chan struct{})
+	if c.x.stall.episode != nil && c.x.stall.episode(e) {
+		out.spec.hangTimeout, out.stall = cmp.Or(c.x.stall.timeout, 50*time.Millisecond), make(chan struct{})
 	}
 	w := &PartWriter{c: c, e: e, start: start, times: times, path: path, out: out, length: length, last: -1,
 		target: new(big.Rat), countsSeq: -1}
@@ -321,7 +304,7 @@ func (w *PartWriter) frame(ctx context.Context) error {
 		return fmt.Errorf("video: episode %d frame %d: %w", e, k, err)
 	}
 	if gap {
-		w.r.addGap(k)
+		addGap(&w.r, k)
 	}
 	if chosen.seq != w.last {
 		w.r.SourceFrames++
@@ -414,7 +397,7 @@ func (c *CameraEncoder) Finish(decodeAll bool) (CameraResult, error) {
 	}
 	res.Width, res.Height = x.w, x.h
 	var err error
-	if res.Info, err = FeatureInfo(x.w, x.h, x.opts.FPS, x.enc, x.opts.InfoStyle); err != nil {
+	if res.Info, err = media.FeatureInfo(x.w, x.h, x.opts.FPS, x.enc, x.opts.InfoStyle); err != nil {
 		return res, err
 	}
 	x.src.close()
@@ -478,7 +461,7 @@ func PlaceParts(ctx context.Context, parts []Part, opts ExportOptions) ([]Episod
 	if opts.FilePath == nil {
 		return nil, nil, errors.New("video: FilePath is required")
 	}
-	opts, _, err := opts.normalized()
+	opts, _, err := normalized(opts)
 	if err != nil {
 		return nil, nil, err
 	}

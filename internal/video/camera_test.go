@@ -13,13 +13,13 @@ import (
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 )
 
-// exportFiles runs ExportCamera into a new directory and returns the
-// result with the bytes of every file written.
-func exportFiles(t *testing.T, cam fixtureCamera, episodes []EpisodeTimes, opts ExportOptions) (CameraResult, map[string][]byte) {
+// exportFiles runs ExportCamera (with the stall hook) into a new directory
+// and returns the result with the bytes of every file written.
+func exportFiles(t *testing.T, cam fixtureCamera, episodes []EpisodeTimes, opts ExportOptions, stall stallHook) (CameraResult, map[string][]byte) {
 	t.Helper()
 	dir := t.TempDir()
 	opts.FilePath = func(c, f int) string { return filepath.Join(dir, fmt.Sprintf("c%d-f%d.mp4", c, f)) }
-	res, err := ExportCamera(context.Background(), cam.sources(), episodes, opts)
+	res, err := exportCamera(context.Background(), cam.sources(), episodes, opts, stall)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,16 +60,16 @@ func TestExportCameraRecoversFromHungEncoder(t *testing.T) {
 	for _, codec := range []string{EncoderX264, EncoderSVTAV1} {
 		t.Run(codec, func(t *testing.T) {
 			opts := ExportOptions{FPS: fps, Encoder: EncoderOptions{Codec: codec}}
-			want, wantFiles := exportFiles(t, cam, episodes, opts)
+			want, wantFiles := exportFiles(t, cam, episodes, opts, stallHook{})
 			stalled := 0
-			opts.stallForTesting = func(e int) bool {
+			stall := stallHook{episode: func(e int) bool {
 				if e == 1 && stalled == 0 {
 					stalled++
 					return true
 				}
 				return false
-			}
-			got, gotFiles := exportFiles(t, cam, episodes, opts)
+			}}
+			got, gotFiles := exportFiles(t, cam, episodes, opts, stall)
 			if stalled != 1 {
 				t.Fatalf("the stall was injected %d times, want 1", stalled)
 			}
@@ -171,17 +171,16 @@ func TestExportCameraStopsWhileEncoderHangs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := ExportOptions{FPS: 30, Encoder: EncoderOptions{Codec: EncoderX264},
 		FilePath: func(c, f int) string { return filepath.Join(dir, fmt.Sprintf("c%d-f%d.mp4", c, f)) },
-		stallForTesting: func(e int) bool {
-			if e == 1 {
-				time.AfterFunc(50*time.Millisecond, cancel)
-				return true
-			}
-			return false
-		},
-		stallTimeoutForTesting: time.Minute,
 	}
+	stall := stallHook{episode: func(e int) bool {
+		if e == 1 {
+			time.AfterFunc(50*time.Millisecond, cancel)
+			return true
+		}
+		return false
+	}, timeout: time.Minute}
 	start := time.Now()
-	_, err := ExportCamera(ctx, cam.sources(), testEpisodes(30), opts)
+	_, err := exportCamera(ctx, cam.sources(), testEpisodes(30), opts, stall)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("stopped while the encoder hangs: %v, want context.Canceled", err)
 	}

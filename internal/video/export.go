@@ -14,36 +14,11 @@ import (
 	"github.com/asticode/go-astiav"
 
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
+	"github.com/ceres-robotics/ceres-export/internal/media"
 )
 
-// Source is one camera file and where its pts 0 lies on the journal clock.
-type Source struct {
-	// Path of the camera file (WebM, MP4, ...).
-	Path string
-	// StartT is the journal time (ns) of the file's raw container pts 0:
-	// a frame's journal time is StartT + pts·time_base·1e9, exactly.
-	StartT int64
-	// Final, when not nil, says whether the file is complete: until it
-	// does, the file may not exist yet or still grow, and is read as it
-	// grows where its container allows it (a followed session's camera).
-	// nil: the file is complete.
-	Final func() bool
-}
-
-// EpisodeTimes gives the journal times T_k (ns) of an episode's frames,
-// non-decreasing: either listed in Times, or, when Times is nil, as the
-// frame clock T_k = lerobot.FrameTime(Start, k, fps) of the export's fps for
-// k in [0, Length). The exporter gives the clock, which is computed frame by
-// frame, so that no episode's frame times are held in memory; a list is for
-// tests that need irregular times.
-type EpisodeTimes struct {
-	Times  []int64
-	Start  int64
-	Length int
-}
-
 // bounds returns the episode's frame count and first and last frame times.
-func (e EpisodeTimes) bounds(fps int) (n int, first, last int64) {
+func bounds(e EpisodeTimes, fps int) (n int, first, last int64) {
 	if e.Times != nil {
 		if len(e.Times) == 0 {
 			return 0, 0, 0
@@ -54,72 +29,6 @@ func (e EpisodeTimes) bounds(fps int) (n int, first, last int64) {
 		return 0, 0, 0
 	}
 	return e.Length, e.Start, lerobot.LastFrameTime(e.Start, e.Length, fps)
-}
-
-// ExportOptions configures ExportCamera. The zero value of each field is its
-// documented default; FPS and FilePath are required.
-type ExportOptions struct {
-	// FPS is the dataset's frame rate (output constant frame rate).
-	FPS int
-	// SourceFPS is the camera's nominal rate: a frame whose nearest source
-	// frame is more than 1/SourceFPS away counts as a gap. 0 means FPS.
-	SourceFPS int
-	// Width, Height of the output; 0 means the first source's size, each
-	// rounded down to even.
-	Width, Height int
-	// Encoder settings; zero value = LeRobot's default (SVT-AV1).
-	Encoder EncoderOptions
-	// DecoderThreads is the decoders' thread count; 0 means
-	// DefaultDecoderThreads, whatever the machine.
-	DecoderThreads int
-	// MaxFileBytes: a new output file starts before an episode when the
-	// current file's payload plus the episode's (known exactly: each
-	// episode is encoded on its own first) would reach it.
-	// 0 means 200 MiB (LeRobot's video_files_size_in_mb).
-	MaxFileBytes int64
-	// MaxFileFrames, when positive, also starts a new output file before an
-	// episode that would take the current file past that many frames. The
-	// mp4 muxer keeps an index entry per frame in memory until the file is
-	// finished (moov at the front), so this bounds memory for long
-	// sessions whose small pictures would never reach MaxFileBytes.
-	MaxFileFrames int
-	// FilePath names the output file of a (chunk, file) index; its
-	// directory is created when missing. Required.
-	FilePath func(chunk, file int) string
-	// PartsDir is where the episodes' parts are written before they are
-	// joined into the output files (created when missing; a directory of
-	// its own inside it is removed at the end); "" means the system's
-	// temporary directory. Exports put it beside the output, on its file
-	// system.
-	PartsDir string
-	// FirstChunk, FirstFile is the index of the first output file; ChunkSize
-	// the files per chunk (0 means 1000); indices step as LeRobot's
-	// update_chunk_file_indices.
-	FirstChunk, FirstFile int
-	ChunkSize             int
-	// InfoStyle selects the keys of CameraResult.Info.
-	InfoStyle InfoStyle
-	// Progress, if not nil, is called after each output frame with the
-	// frames done and the total.
-	Progress func(done, total int)
-	// RecordChoices fills EpisodeResult.Choices (for tests and verify).
-	RecordChoices bool
-	// MoreSources, when set, makes the list of sources grow (a followed
-	// session's camera, whose next file a recorder restart adds): at the end
-	// of the files it has, the pass asks it for the list so far (the
-	// sources given are a prefix of it) and waits until the list grows or
-	// is final.
-	MoreSources func() (sources []Source, final bool)
-	// DecodeAll decodes the sources to their ends after the last episode,
-	// so that SourceReport covers every frame and every cut file; by
-	// default decoding stops once the last target frame is settled.
-	DecodeAll bool
-
-	// stallForTesting, when it returns true for an episode, makes that
-	// part's encoder stop answering (ErrEncoderHung after
-	// stallTimeoutForTesting, 50 ms when 0).
-	stallForTesting        func(episode int) bool
-	stallTimeoutForTesting time.Duration
 }
 
 // exporter holds the state of one camera's pass over its sources.
@@ -140,6 +49,16 @@ type exporter struct {
 
 	done, total int
 	period      *big.Rat // one nominal source period, ns
+
+	stall stallHook
+}
+
+// stallHook, in tests, makes the encoder of an episode stop answering.
+type stallHook struct {
+	// episode, when it returns true for an episode, makes that part's
+	// encoder stop answering (ErrEncoderHung after timeout, 50 ms when 0).
+	episode func(e int) bool
+	timeout time.Duration
 }
 
 // ExportCamera decodes one camera's files once, in order, picks for every
@@ -148,8 +67,13 @@ type exporter struct {
 // parts into constant-rate mp4 files with pts = frame index in time base
 // 1/FPS. See the package documentation for the algorithm. It is safe to run
 // one ExportCamera per goroutine.
-func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes, opts ExportOptions) (res CameraResult, err error) {
-	opts, _, err = opts.normalized()
+func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes, opts ExportOptions) (CameraResult, error) {
+	return exportCamera(ctx, sources, episodes, opts, stallHook{})
+}
+
+// exportCamera is ExportCamera with a test's stall hook.
+func exportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes, opts ExportOptions, stall stallHook) (res CameraResult, err error) {
+	opts, _, err = normalized(opts)
 	if err != nil {
 		return res, err
 	}
@@ -162,7 +86,7 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 	var last int64
 	total := 0
 	for e, ep := range episodes {
-		n, first, end := ep.bounds(opts.FPS)
+		n, first, end := bounds(ep, opts.FPS)
 		if n == 0 {
 			return res, fmt.Errorf("video: episode %d has no frames", e)
 		}
@@ -177,7 +101,7 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 		last = end
 		total += n
 	}
-	c, err := NewCameraEncoder(sources, opts)
+	c, err := newCameraEncoder(sources, opts, stall)
 	if err != nil {
 		return res, err
 	}
@@ -219,8 +143,8 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 		return nil
 	}
 	for e, ep := range episodes {
-		n, _, _ := ep.bounds(opts.FPS)
-		w, err := c.beginPart(e, ep.Start, ep.Times, n, filepath.Join(partsDir, PartName(e)))
+		n, _, _ := bounds(ep, opts.FPS)
+		w, err := c.beginPart(e, ep.Start, ep.Times, n, filepath.Join(partsDir, media.PartName(e)))
 		if err != nil {
 			return res, err
 		}
@@ -245,7 +169,7 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 	}
 	for _, e := range redo {
 		slog.Warn("encoder hung; encoding the episode again", "episode", e)
-		p, err := encodeAgain(ctx, sources, episodes[e], e, filepath.Join(partsDir, "again-"+PartName(e)), opts)
+		p, err := encodeAgain(ctx, sources, episodes[e], e, filepath.Join(partsDir, "again-"+media.PartName(e)), opts, stall)
 		if err != nil {
 			return res, err
 		}
@@ -265,9 +189,9 @@ func ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes
 const maxEncoderRestarts = 3
 
 // encodeAgain encodes episode e alone by a fresh pass over the sources.
-func encodeAgain(ctx context.Context, sources []Source, ep EpisodeTimes, e int, path string, opts ExportOptions) (Part, error) {
+func encodeAgain(ctx context.Context, sources []Source, ep EpisodeTimes, e int, path string, opts ExportOptions, stall stallHook) (Part, error) {
 	opts.Progress = nil // the episode's frames were counted once
-	c, err := NewCameraEncoder(sources, opts)
+	c, err := newCameraEncoder(sources, opts, stall)
 	if err != nil {
 		return Part{}, err
 	}
@@ -275,15 +199,12 @@ func encodeAgain(ctx context.Context, sources []Source, ep EpisodeTimes, e int, 
 	return c.EncodePart(ctx, e, ep, path)
 }
 
-// PartName is the file name of episode e's part.
-func PartName(e int) string { return fmt.Sprintf("episode-%06d.mp4", e) }
-
 // encoderSpec builds the output encoder description and fixes the output
 // colour from the first source frame's (outputColour): the range is always
 // limited ("tv"), and the matrix, primaries and transfer are tagged where
 // the source states them, so that what is written says what it is.
 func (x *exporter) encoderSpec(first *heldFrame) encoderSpec {
-	opts := x.enc.codecOptions()
+	opts := codecOptions(x.enc)
 	x.out = outputColour(first.colour)
 	opts["color_range"] = strconv.Itoa(int(x.out.Range))
 	x.toRGB = bt601Matrix

@@ -495,33 +495,6 @@ func TestExportDeterministic(t *testing.T) {
 	}
 }
 
-func TestFeatureInfo(t *testing.T) {
-	m, err := FeatureInfo(320, 240, 30, EncoderOptions{}, InfoLeRobot044)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]any{"video.height": 240, "video.width": 320, "video.codec": "av1", "video.pix_fmt": "yuv420p",
-		"video.is_depth_map": false, "video.fps": 30, "video.channels": 3, "has_audio": false}
-	if fmt.Sprint(m) != fmt.Sprint(want) {
-		t.Errorf("0.4.4 info %v, want %v", m, want)
-	}
-	m, err = FeatureInfo(320, 240, 30, EncoderOptions{Codec: EncoderX264, CRF: 23}, InfoWithEncoder)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want = map[string]any{"video.height": 240, "video.width": 320, "video.codec": "h264", "video.pix_fmt": "yuv420p",
-		"is_depth_map": false, "video.fps": 30, "video.channels": 3, "has_audio": false,
-		"video.g": 2, "video.crf": 23, "video.preset": "veryfast", "video.fast_decode": 0,
-		"video.video_backend": "pyav", "video.extra_options": map[string]any{}}
-	if fmt.Sprint(m) != fmt.Sprint(want) {
-		t.Errorf("encoder info %v, want %v", m, want)
-	}
-	m, _ = FeatureInfo(320, 240, 30, EncoderOptions{}, InfoWithEncoder)
-	if m["video.preset"] != 12 {
-		t.Errorf("svt preset %v (%T), want int 12", m["video.preset"], m["video.preset"])
-	}
-}
-
 func TestExportCancel(t *testing.T) {
 	cams := cameraFixtures(t)
 	for _, codec := range []string{EncoderSVTAV1, EncoderX264} {
@@ -587,7 +560,7 @@ func TestExportCompactEpisodeTimes(t *testing.T) {
 	compact := make([]EpisodeTimes, len(listed))
 	for i, ep := range listed {
 		compact[i] = EpisodeTimes{Start: ep.Times[0], Length: len(ep.Times)}
-		if n, first, last := compact[i].bounds(fps); n != len(ep.Times) || first != ep.Times[0] || last != ep.Times[n-1] {
+		if n, first, last := bounds(compact[i], fps); n != len(ep.Times) || first != ep.Times[0] || last != ep.Times[n-1] {
 			t.Fatalf("episode %d bounds %d %d %d, want %d %d %d", i, n, first, last, len(ep.Times), ep.Times[0], ep.Times[len(ep.Times)-1])
 		}
 	}
@@ -619,13 +592,13 @@ func TestExportCompactEpisodeTimes(t *testing.T) {
 func compact2listed(eps []EpisodeTimes, fps int) []EpisodeTimes {
 	out := make([]EpisodeTimes, len(eps))
 	for i, ep := range eps {
-		out[i] = EpisodeTimes{Times: ep.times(fps)}
+		out[i] = EpisodeTimes{Times: listTimes(ep, fps)}
 	}
 	return out
 }
 
-// times returns the episode's frame times at fps, listed.
-func (e EpisodeTimes) times(fps int) []int64 {
+// listTimes returns the episode's frame times at fps, listed.
+func listTimes(e EpisodeTimes, fps int) []int64 {
 	if e.Times != nil {
 		return e.Times
 	}

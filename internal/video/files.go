@@ -9,9 +9,10 @@ import (
 
 // Files is FFmpeg behind the small interfaces of the packages that judge
 // and arrange video files without cgo: verify's FrameDecoder (describe a
-// file, decode its frames) and merge's Video (that, and read a stream's
-// signature, join ranges of files by stream copy). The CLI hands it to
-// them. The zero value is ready.
+// file, decode its frames), merge's Video (that, and read a stream's
+// signature, join ranges of files by stream copy) and export's Video
+// (encode a camera's episodes, at once or part by part while a session
+// records). The CLI hands it to them. The zero value is ready.
 type Files struct{}
 
 // Probe is the package's Probe.
@@ -67,3 +68,36 @@ func (Files) Join(ctx context.Context, dst string, fps, frames int, ranges []med
 	}
 	return j.Close()
 }
+
+// ExportCamera is the package's ExportCamera.
+func (Files) ExportCamera(ctx context.Context, sources []Source, episodes []EpisodeTimes, opts ExportOptions) (CameraResult, error) {
+	return ExportCamera(ctx, sources, episodes, opts)
+}
+
+// NewCameraEncoder is the package's NewCameraEncoder.
+func (Files) NewCameraEncoder(sources []Source, opts ExportOptions) (media.CameraEncoder, error) {
+	c, err := NewCameraEncoder(sources, opts)
+	if err != nil {
+		return nil, err
+	}
+	return cameraEncoder{c}, nil
+}
+
+// PlaceParts is the package's PlaceParts.
+func (Files) PlaceParts(ctx context.Context, parts []Part, opts ExportOptions) ([]EpisodeResult, []OutputFileResult, error) {
+	return PlaceParts(ctx, parts, opts)
+}
+
+// cameraEncoder is a CameraEncoder whose BeginPart answers media's
+// PartWriter.
+type cameraEncoder struct{ *CameraEncoder }
+
+func (c cameraEncoder) BeginPart(e int, start int64, path string) (media.PartWriter, error) {
+	w, err := c.CameraEncoder.BeginPart(e, start, path)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+var _ media.CameraEncoder = cameraEncoder{}

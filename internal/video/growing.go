@@ -246,17 +246,6 @@ func (g *growingFile) print() ReadPrint {
 	return p
 }
 
-// ReadPrint identifies the bytes a followed export read of a camera file
-// that might still change: its first Bytes bytes, by their SHA-256. The
-// recorder promises to append only; a file that no longer begins with
-// these bytes was rewritten or cut after it was read, and what was decoded
-// from it is not what a batch export decodes.
-type ReadPrint struct {
-	Path   string
-	Bytes  int64
-	SHA256 [sha256.Size]byte
-}
-
 // printFile is the ReadPrint of the whole file at path.
 func printFile(path string) (ReadPrint, error) {
 	f, err := input.Open(path)
@@ -272,29 +261,6 @@ func printFile(path string) (ReadPrint, error) {
 	p := ReadPrint{Path: path, Bytes: n}
 	h.Sum(p.SHA256[:0])
 	return p, nil
-}
-
-// Check returns an error naming the file when it no longer begins with the
-// bytes that were read.
-func (p ReadPrint) Check() error {
-	f, err := input.Open(p.Path)
-	if err != nil {
-		return fmt.Errorf("%s changed after the follow read it: %w", p.Path, err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, io.NewSectionReader(f, 0, p.Bytes))
-	if err != nil {
-		return fmt.Errorf("%s: %w", p.Path, err)
-	}
-	if n < p.Bytes {
-		return fmt.Errorf("%s changed after the follow read it: %d bytes were read, it now holds %d (the file shrank)", p.Path, p.Bytes, n)
-	}
-	var sum [sha256.Size]byte
-	if h.Sum(sum[:0]); sum != p.SHA256 {
-		return fmt.Errorf("%s changed after the follow read it: its first %d bytes were rewritten (SHA-256 %x, read as %x)", p.Path, p.Bytes, sum[:8], p.SHA256[:8])
-	}
-	return nil
 }
 
 func (g *growingFile) close() {

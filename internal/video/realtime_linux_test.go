@@ -39,9 +39,9 @@ func TestEncoderThreadsStayNormal(t *testing.T) {
 		encoder string
 		options map[string]string
 	}{
-		{EncoderSVTAV1, EncoderOptions{}.mustCodecOptions(t)},
-		{EncoderSVTAV1, EncoderOptions{Threads: 2}.mustCodecOptions(t)},
-		{EncoderX264, EncoderOptions{Codec: EncoderX264}.mustCodecOptions(t)},
+		{EncoderSVTAV1, mustCodecOptions(t, EncoderOptions{})},
+		{EncoderSVTAV1, mustCodecOptions(t, EncoderOptions{Threads: 2})},
+		{EncoderX264, mustCodecOptions(t, EncoderOptions{Codec: EncoderX264})},
 	} {
 		t.Run(c.encoder, func(t *testing.T) {
 			spec := encoderSpec{
@@ -74,11 +74,11 @@ func TestEncoderThreadsStayNormal(t *testing.T) {
 	}
 }
 
-func (o EncoderOptions) mustCodecOptions(t *testing.T) map[string]string {
+func mustCodecOptions(t *testing.T, o EncoderOptions) map[string]string {
 	t.Helper()
-	n, err := o.normalized()
+	n, err := o.Normalized()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n.codecOptions()
+	return codecOptions(n)
 }

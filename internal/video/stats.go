@@ -5,15 +5,6 @@ import (
 	"math"
 )
 
-// ImageStats are LeRobot's per-episode statistics of a video feature: per RGB
-// channel, values in 0..1 (stats.json and the stats/* episode columns store
-// each as shape (3,1,1)). Count is the number of sampled frames.
-type ImageStats struct {
-	Min, Max, Mean, Std     [3]float64
-	Q01, Q10, Q50, Q90, Q99 [3]float64
-	Count                   int64
-}
-
 // quantileBins is the histogram size of LeRobot's RunningQuantileStats.
 const quantileBins = 5000
 
@@ -218,17 +209,4 @@ func (a *imageAccumulator) quantiles(c int, lo, hi float64, n int64, qs []float6
 		}
 	}
 	return out
-}
-
-// Map returns the statistics in stats.json's shape: each stat a (3,1,1)
-// nested list, count a one-element list.
-func (s ImageStats) Map() map[string]any {
-	ch := func(v [3]float64) [][][]float64 {
-		return [][][]float64{{{v[0]}}, {{v[1]}}, {{v[2]}}}
-	}
-	return map[string]any{
-		"min": ch(s.Min), "max": ch(s.Max), "mean": ch(s.Mean), "std": ch(s.Std),
-		"q01": ch(s.Q01), "q10": ch(s.Q10), "q50": ch(s.Q50), "q90": ch(s.Q90), "q99": ch(s.Q99),
-		"count": []int64{s.Count},
-	}
 }

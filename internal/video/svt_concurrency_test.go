@@ -19,7 +19,7 @@ func TestSVTEncodersOpenAndCloseConcurrently(t *testing.T) {
 	spec := encoderSpec{
 		encoder: EncoderSVTAV1, format: "mp4", width: 64, height: 64,
 		timeBase: astiav.NewRational(1, 30), frameRate: astiav.NewRational(30, 1),
-		options: EncoderOptions{}.mustCodecOptions(t), packetDuration: 1,
+		options: mustCodecOptions(t, EncoderOptions{}), packetDuration: 1,
 	}
 	dir := t.TempDir()
 	const workers, rounds = 4, 60

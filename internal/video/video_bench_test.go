@@ -88,7 +88,7 @@ func ffmpegArgs(src benchSource, enc EncoderOptions, out string) []string {
 	args := []string{"-hide_banner", "-loglevel", "error", "-y", "-copyts", "-i", src.src.Path,
 		"-filter_complex", g.String(), "-map", "[out]", "-an", "-fps_mode", "passthrough",
 		"-c:v", enc.Codec, "-pix_fmt", "yuv420p"}
-	for k, v := range enc.codecOptions() {
+	for k, v := range codecOptions(enc) {
 		args = append(args, "-"+k, v)
 	}
 	return append(args, "-movflags", "+faststart", out)
@@ -119,7 +119,7 @@ func BenchmarkVideoStage(b *testing.B) {
 	for _, enc := range []EncoderOptions{{Codec: EncoderSVTAV1, Threads: 2}, {Codec: EncoderX264, Threads: 2}} {
 		b.Run(enc.Codec, func(b *testing.B) {
 			ctx := context.Background()
-			enc, _ := enc.normalized()
+			enc, _ := enc.Normalized()
 			out := filepath.Join(src.dir, "go-"+enc.Codec+".mp4")
 			opts := ExportOptions{FPS: 30, Encoder: enc, FilePath: func(int, int) string { return out }, RecordChoices: true}
 			frames, spec, err := preDecode(ctx, src, opts)
@@ -207,7 +207,7 @@ func BenchmarkVideoStage(b *testing.B) {
 func episodeFrames(frames []*astiav.Frame, episodes []EpisodeTimes) [][]*astiav.Frame {
 	var out [][]*astiav.Frame
 	for _, ep := range episodes {
-		n, _, _ := ep.bounds(30)
+		n, _, _ := bounds(ep, 30)
 		out = append(out, frames[:n])
 		frames = frames[n:]
 	}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real SLURM cluster of several nodes on one machine, from Debian's
 # packages, everything under one scratch directory (no systemd, nothing in
-# /etc, /run or /var), for the campaign tests (cmd/ceres-export:
+# /etc, /run or /var), for the campaign tests (cmd/ceres-export/e2e:
 # TestE2EBatchSlurm, TestE2ESlurmNodes*).
 #
 #   tests/slurm/cluster.sh install                 apt-get the packages if missing
