@@ -101,7 +101,7 @@ type Builder struct {
 	statsFts []Feature // features with stats, LeRobot's order: caller features then defaults
 	tasks    []string
 	taskIdx  map[string]int64
-	episodes []episodeRecord
+	episodes episodeSpool
 	total    []Stats // running aggregate per stats feature
 	workers  int
 	scratch  []statsScratch // one per worker
@@ -139,6 +139,7 @@ func NewBuilder(dir string, features []Feature, opts Options) (*Builder, error) 
 	b := &Builder{
 		dir: dir, opts: opts, features: append([]Feature(nil), features...), data: dw,
 		taskIdx: map[string]int64{}, specs: map[string]bool{}, workers: dw.workers,
+		episodes: episodeSpool{dir: dir},
 	}
 	b.scratch = make([]statsScratch, b.workers)
 	for _, f := range features {
@@ -191,7 +192,7 @@ func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeRows) error {
 	if b.err != nil {
 		return ErrWriterBroken
 	}
-	index := int64(len(b.episodes))
+	index := int64(b.episodes.n)
 	if ep.Task == "" {
 		return fmt.Errorf("shard: episode %d: empty task", index)
 	}
@@ -258,7 +259,10 @@ func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeRows) error {
 			b.total[i] = aggregateStats(b.total[i], rec.stats[i], b.opts.QuantileAggregation)
 		}
 	}
-	b.episodes = append(b.episodes, rec)
+	if err := b.episodes.add(&rec); err != nil {
+		b.err = err
+		return err
+	}
 	return nil
 }
 
@@ -370,6 +374,7 @@ func (b *Builder) Finish(report any) error {
 		return ErrClosed
 	}
 	b.finished = true
+	defer b.episodes.close()
 	if b.err != nil {
 		_ = b.data.Close()
 		return ErrWriterBroken
@@ -377,7 +382,7 @@ func (b *Builder) Finish(report any) error {
 	if err := b.data.Close(); err != nil {
 		return err
 	}
-	if len(b.episodes) == 0 {
+	if b.episodes.n == 0 {
 		return ErrNoEpisodes
 	}
 	if err := writePyJSON(b.path(layout.InfoPath), b.infoJSON()); err != nil {
@@ -394,7 +399,7 @@ func (b *Builder) Finish(report any) error {
 		return fmt.Errorf("shard: %w", err)
 	}
 	cols := episodeColumns(b.videos, b.statsFts, b.opts.SourceColumns)
-	if err := writeEpisodes(b.path(layout.EpisodesPath(0, 0)), cols, b.episodes, b.opts.CreatedBy); err != nil {
+	if err := writeEpisodes(b.path(layout.EpisodesPath(0, 0)), cols, b.episodes.each, b.opts.CreatedBy); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
 	if report != nil {
@@ -448,7 +453,7 @@ func (b *Builder) infoJSON() JSONObject {
 	for _, f := range defaultFeatures {
 		feats = append(feats, JSONField{f.Name, infoFeatureJSON(f)})
 	}
-	n := len(b.episodes)
+	n := b.episodes.n
 	return JSONObject{
 		{"codebase_version", lerobot.CodebaseVersion},
 		{"robot_type", robot},
@@ -472,14 +477,7 @@ func (b *Builder) Tasks() []string { return append([]string(nil), b.tasks...) }
 // DataFiles returns the data files (relative paths) the episodes written so
 // far are in, in order.
 func (b *Builder) DataFiles() []string {
-	var out []string
-	for _, e := range b.episodes {
-		p := layout.DataPath(e.data.ChunkIndex, e.data.FileIndex)
-		if len(out) == 0 || out[len(out)-1] != p {
-			out = append(out, p)
-		}
-	}
-	return out
+	return append([]string(nil), b.episodes.files...)
 }
 
 // LinkCeresFile puts the file src, of a dataset this tool wrote, at rel

@@ -29,7 +29,7 @@ func (b *Builder) Continue(ctx context.Context, base *Dataset, eps []Episode, st
 	if b.finished {
 		return ErrClosed
 	}
-	if len(b.episodes) > 0 || b.data.episodes > 0 {
+	if b.episodes.n > 0 || b.data.episodes > 0 {
 		return fmt.Errorf("shard: continue %s: episodes were written before", base.Dir)
 	}
 	tasks, err := base.Tasks(ctx)
@@ -92,7 +92,9 @@ func (b *Builder) Continue(ctx context.Context, base *Dataset, eps []Episode, st
 				b.total[j] = rec.stats[j].clone()
 			}
 		}
-		b.episodes = append(b.episodes, rec)
+		if err := b.episodes.add(&rec); err != nil {
+			return err
+		}
 		frames += e.Length
 	}
 	if len(eps) == 0 {

@@ -288,8 +288,11 @@ func ceresColumn(c layout.EpisodeColumn) episodeColumn {
 	}
 }
 
+// eachEpisode calls fn with every episode record in order.
+type eachEpisode func(fn func(*episodeRecord) error) error
+
 // writeEpisodes writes meta/episodes/chunk-000/file-000.parquet.
-func writeEpisodes(path string, cols []episodeColumn, eps []episodeRecord, createdBy string) error {
+func writeEpisodes(path string, cols []episodeColumn, eps eachEpisode, createdBy string) error {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
 		fields[i] = c.field
@@ -297,10 +300,14 @@ func writeEpisodes(path string, cols []episodeColumn, eps []episodeRecord, creat
 	schema := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
-	for i := range eps {
+	err := eps(func(e *episodeRecord) error {
 		for j, c := range cols {
-			c.append(b.Field(j), &eps[i])
+			c.append(b.Field(j), e)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
