@@ -364,6 +364,11 @@ func (b *Builder) WriteSpec(hash string, canonical []byte) error {
 	return nil
 }
 
+// episodesPassBytes is how many bytes of spooled episode records make
+// meta/episodes take one more pass over them (writeEpisodes): each pass
+// decodes them all again, and builds a share of the columns.
+const episodesPassBytes = 1 << 20
+
 // Finish closes the data files and writes LeRobot's metadata
 // (layout.InfoPath, StatsPath, TasksPath, EpisodesPath(0, 0)) and the
 // export report at layout.ExportReportPath (report as indented JSON; nil
@@ -399,7 +404,12 @@ func (b *Builder) Finish(report any) error {
 		return fmt.Errorf("shard: %w", err)
 	}
 	cols := episodeColumns(b.videos, b.statsFts, b.opts.SourceColumns)
-	if err := writeEpisodes(b.path(layout.EpisodesPath(0, 0)), cols, b.episodes.each, b.opts.CreatedBy); err != nil {
+	spooled, err := b.episodes.size()
+	if err != nil {
+		return err
+	}
+	passes := 1 + int(spooled/episodesPassBytes)
+	if err := writeEpisodes(b.path(layout.EpisodesPath(0, 0)), cols, b.episodes.each, passes, b.opts.CreatedBy); err != nil {
 		return fmt.Errorf("shard: %w", err)
 	}
 	if report != nil {

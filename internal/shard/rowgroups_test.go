@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/ceres-robotics/ceres-export/internal/layout"
@@ -146,4 +149,62 @@ func firstByteDiff(a, b string) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// TestEpisodesInPassesArePqarrowRecord: meta/episodes built in several
+// passes over the spooled episodes, a share of the columns each, is byte
+// for byte the file pqarrow writes of one record of every episode.
+func TestEpisodesInPassesArePqarrowRecord(t *testing.T) {
+	t.Parallel()
+	b := buildFixtureUnfinished(t, t.TempDir(), fixtureOptions)
+	defer b.episodes.close()
+	cols := episodeColumns(b.videos, b.statsFts, b.opts.SourceColumns)
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = c.field
+	}
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
+	defer rb.Release()
+	err := b.episodes.each(func(e *episodeRecord) error {
+		for j, c := range cols {
+			c.append(rb.Field(j), e)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := rb.NewRecordBatch()
+	defer rec.Release()
+	dir := t.TempDir()
+	want := filepath.Join(dir, "record.parquet")
+	if err := writeArrowParquet(want, rec, "ceres-export", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, passes := range []int{1, 3, len(cols), 2 * len(cols)} {
+		got := filepath.Join(dir, fmt.Sprintf("passes-%d.parquet", passes))
+		if err := writeEpisodes(got, cols, b.episodes.each, passes, "ceres-export"); err != nil {
+			t.Fatal(err)
+		}
+		if a, b := readFile(t, got), readFile(t, want); a != b {
+			t.Errorf("%d passes: %d bytes differ from pqarrow's record's %d (first difference at %d)", passes, len(a), len(b), firstByteDiff(a, b))
+		}
+	}
+}
+
+// buildFixtureUnfinished writes the fixture's episodes, without Finish.
+func buildFixtureUnfinished(t *testing.T, dir string, opts Options) *Builder {
+	t.Helper()
+	b, err := NewBuilder(dir, fixtureFeatures, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := b.NewRows(16)
+	for e, meta := range fixtureEpisodes(opts.FPS) {
+		fillFixtureBatch(batch, e, fixtureEpisodeLens[e])
+		if err := b.WriteEpisode(meta, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
 }

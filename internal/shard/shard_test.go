@@ -110,17 +110,7 @@ func fixtureEpisodes(fps int) []EpisodeMeta {
 
 func buildFixture(t *testing.T, dir string, opts Options) *Builder {
 	t.Helper()
-	b, err := NewBuilder(dir, fixtureFeatures, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch := b.NewRows(16)
-	for e, meta := range fixtureEpisodes(opts.FPS) {
-		fillFixtureBatch(batch, e, fixtureEpisodeLens[e])
-		if err := b.WriteEpisode(meta, batch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := buildFixtureUnfinished(t, dir, opts)
 	if err := b.WriteSpec("44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a", []byte("{}")); err != nil {
 		t.Fatal(err)
 	}

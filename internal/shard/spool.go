@@ -71,6 +71,17 @@ func (s *episodeSpool) add(rec *episodeRecord) error {
 	return nil
 }
 
+// size is the bytes spooled so far.
+func (s *episodeSpool) size() (int64, error) {
+	if s.f == nil {
+		return 0, nil
+	}
+	if err := s.out.Flush(); err != nil {
+		return 0, fmt.Errorf("shard: episode spool %s: %w", s.f.Name(), err)
+	}
+	return s.f.Seek(0, io.SeekCurrent)
+}
+
 // each calls fn with every record in order; the record is reused.
 func (s *episodeSpool) each(fn func(*episodeRecord) error) error {
 	if s.n == 0 {
