@@ -187,12 +187,14 @@ func Merge(ctx context.Context, opts Options) (*Result, error) {
 	if budget == 0 {
 		budget = heldRowsBudget
 	}
+	shared := newAlike()
 	twoAtATime(len(dirs), func(i int) {
 		files := pqcolumns.NewFiles(pages)
 		defer files.Close()
 		if sources[i], openErrs[i] = openSource(ctx, dirs[i], files); openErrs[i] != nil {
 			return
 		}
+		shared.share(sources[i])
 		into := opts.Into != "" && i == 0
 		verifyErrs[i] = verifySource(ctx, sources[i], into, files, sums, opts.Video, log)
 		if verifyErrs[i] == nil && !sources[i].isMerged() {
