@@ -367,7 +367,7 @@ func (b *Builder) WriteSpec(hash string, canonical []byte) error {
 // episodesPassBytes is how many bytes of spooled episode records make
 // meta/episodes take one more pass over them (writeEpisodes): each pass
 // decodes them all again, and builds a share of the columns.
-const episodesPassBytes = 1 << 20
+const episodesPassBytes = 2 << 20
 
 // Finish closes the data files and writes LeRobot's metadata
 // (layout.InfoPath, StatsPath, TasksPath, EpisodesPath(0, 0)) and the
