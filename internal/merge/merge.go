@@ -381,9 +381,12 @@ func (d *dirSet) add(dir string) (string, bool) {
 // files are decoded once, not again by the writer (the writer of a merge
 // of 256 small shards, whose rows take 1.1 MiB in all, spent most of its
 // time waiting for that second decoding); beyond it they are decoded
-// again when written, so that memory does not grow with the number or the
-// size of the sources.
-const heldRowsBudget = 16 << 20
+// again when written, one source ahead of the writer, so that memory does
+// not grow with the number or the size of the sources. Held rows take
+// more heap than they count (arrow's buffers): at 16 MiB a merge of a
+// thousand small shards held all 4.4 MiB of its rows and its peak RSS was
+// 14-20 MiB above that at 2 MiB (docs/benchmarks.md, "Merge at scale").
+const heldRowsBudget = 2 << 20
 
 // holdRows keeps the rows the quick verify of s decoded, if they fit in
 // what is left of budget (held counts what the merge keeps).
