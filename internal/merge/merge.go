@@ -247,6 +247,7 @@ func mergeOnce(ctx context.Context, opts Options, log *slog.Logger, seal *intoSe
 	if budget == 0 {
 		budget = heldRowsBudget
 	}
+	shared := newAlike()
 	twoAtATime(len(dirs), func(i int) {
 		files := pqcolumns.NewFiles(pages)
 		defer files.Close()
@@ -257,6 +258,7 @@ func mergeOnce(ctx context.Context, opts Options, log *slog.Logger, seal *intoSe
 		if sources[i], openErrs[i] = openSourceStats(ctx, dirs[i], files, !into); openErrs[i] != nil {
 			return
 		}
+		shared.share(sources[i])
 		if into && !seal.known {
 			sources[i].ds.Parquet = nil
 			return
@@ -453,9 +455,12 @@ func (d *dirSet) add(dir string) (string, bool) {
 // files are decoded once, not again by the writer (the writer of a merge
 // of 256 small shards, whose rows take 1.1 MiB in all, spent most of its
 // time waiting for that second decoding); beyond it they are decoded
-// again when written, so that memory does not grow with the number or the
-// size of the sources.
-const heldRowsBudget = 16 << 20
+// again when written, one source ahead of the writer, so that memory does
+// not grow with the number or the size of the sources. Held rows take
+// more heap than they count (arrow's buffers): at 16 MiB a merge of a
+// thousand small shards held all 4.4 MiB of its rows and its peak RSS was
+// 14-20 MiB above that at 2 MiB (docs/benchmarks.md, "Merge at scale").
+const heldRowsBudget = 2 << 20
 
 // holdRows keeps the rows the quick verify of s decoded, if they fit in
 // what is left of budget (held counts what the merge keeps).

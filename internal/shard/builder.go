@@ -101,7 +101,7 @@ type Builder struct {
 	statsFts []Feature // features with stats, LeRobot's order: caller features then defaults
 	tasks    []string
 	taskIdx  map[string]int64
-	episodes []episodeRecord
+	episodes episodeSpool
 	// kept are a continued dataset's episodes, before episodes (Continue).
 	kept     keptEpisodes
 	total    []Stats // running aggregate per stats feature
@@ -141,6 +141,7 @@ func NewBuilder(dir string, features []Feature, opts Options) (*Builder, error) 
 	b := &Builder{
 		dir: dir, opts: opts, features: append([]Feature(nil), features...), data: dw,
 		taskIdx: map[string]int64{}, specs: map[string]bool{}, workers: dw.workers,
+		episodes: episodeSpool{dir: dir},
 	}
 	b.scratch = make([]statsScratch, b.workers)
 	for _, f := range features {
@@ -260,7 +261,10 @@ func (b *Builder) WriteEpisode(ep EpisodeMeta, rows *EpisodeRows) error {
 			b.total[i] = aggregateStats(b.total[i], rec.stats[i], b.opts.QuantileAggregation)
 		}
 	}
-	b.episodes = append(b.episodes, rec)
+	if err := b.episodes.add(&rec); err != nil {
+		b.err = err
+		return err
+	}
 	return nil
 }
 
@@ -362,6 +366,11 @@ func (b *Builder) WriteSpec(hash string, canonical []byte) error {
 	return nil
 }
 
+// episodesPassBytes is how many bytes of spooled episode records make
+// meta/episodes take one more pass over them (writeEpisodes): each pass
+// decodes them all again, and builds a share of the columns.
+const episodesPassBytes = 2 << 20
+
 // Finish closes the data files and writes LeRobot's metadata
 // (layout.InfoPath, StatsPath, TasksPath, the episodes' meta/episodes file:
 // EpisodesPath(0, 0), or after a continued dataset's last) and the
@@ -373,6 +382,7 @@ func (b *Builder) Finish(report any) error {
 		return ErrClosed
 	}
 	b.finished = true
+	defer b.episodes.close()
 	if b.err != nil {
 		_ = b.data.Close()
 		return ErrWriterBroken
@@ -397,12 +407,22 @@ func (b *Builder) Finish(report any) error {
 		return fmt.Errorf("shard: %w", err)
 	}
 	cols := episodeColumns(b.videos, b.statsFts, b.opts.SourceColumns)
-	if len(b.episodes) > 0 {
-		meta := layout.EpisodesPath(b.kept.metaChunk, b.kept.metaFile)
-		for i := range b.episodes {
-			b.episodes[i].metaChunk, b.episodes[i].metaFile = int64(b.kept.metaChunk), int64(b.kept.metaFile)
+	if b.episodes.n > 0 {
+		spooled, err := b.episodes.size()
+		if err != nil {
+			return err
 		}
-		if err := writeEpisodes(b.path(meta), cols, b.episodes, b.opts.CreatedBy); err != nil {
+		passes := 1 + int(spooled/episodesPassBytes)
+		// The rows go to the file after a continued dataset's last
+		// (Continue), or to the first.
+		metaChunk, metaFile := int64(b.kept.metaChunk), int64(b.kept.metaFile)
+		each := func(fn func(*episodeRecord) error) error {
+			return b.episodes.each(func(rec *episodeRecord) error {
+				rec.metaChunk, rec.metaFile = metaChunk, metaFile
+				return fn(rec)
+			})
+		}
+		if err := writeEpisodes(b.path(layout.EpisodesPath(b.kept.metaChunk, b.kept.metaFile)), cols, each, passes, b.opts.CreatedBy); err != nil {
 			return fmt.Errorf("shard: %w", err)
 		}
 	}
@@ -482,8 +502,7 @@ func (b *Builder) Tasks() []string { return append([]string(nil), b.tasks...) }
 // far are in, in order.
 func (b *Builder) DataFiles() []string {
 	out := append([]string(nil), b.kept.dataFiles...)
-	for _, e := range b.episodes {
-		p := layout.DataPath(e.data.ChunkIndex, e.data.FileIndex)
+	for _, p := range b.episodes.files {
 		if len(out) == 0 || out[len(out)-1] != p {
 			out = append(out, p)
 		}

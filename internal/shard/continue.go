@@ -39,7 +39,7 @@ func (b *Builder) Continue(ctx context.Context, base *Dataset, eps []Episode, to
 	if b.finished {
 		return ErrClosed
 	}
-	if len(b.episodes) > 0 || b.data.episodes > 0 || b.kept.episodes > 0 {
+	if b.episodes.n > 0 || b.data.episodes > 0 || b.kept.episodes > 0 {
 		return fmt.Errorf("shard: continue %s: episodes were written before", base.Dir)
 	}
 	tasks, err := base.Tasks(ctx)
@@ -158,7 +158,7 @@ type keptEpisodes struct {
 }
 
 // episodeCount is the number of episodes in the dataset so far.
-func (b *Builder) episodeCount() int64 { return b.kept.episodes + int64(len(b.episodes)) }
+func (b *Builder) episodeCount() int64 { return b.kept.episodes + int64(b.episodes.n) }
 
 // BaseTotal reads the aggregate statistics of StatsFeatures(d.Info.Features)
 // from d's meta/stats.json, for Continue. It returns an error unless the

@@ -70,8 +70,7 @@ type DataWriter struct {
 	columns []Feature // data columns in file order: caller features, then defaults
 	wopts   []parquet.WriterOption
 
-	file       *os.File
-	pw         *parquet.GenericWriter[any]
+	file       *dataFile
 	chunk      int
 	fileIdx    int
 	fileFrames int64
@@ -211,7 +210,7 @@ func (w *DataWriter) writeEpisode(episodeIndex, taskIndex int64, b *EpisodeRows)
 	if err := w.writeColumns(data, n); err != nil {
 		return DataLocation{}, err
 	}
-	if err := w.pw.Flush(); err != nil {
+	if err := w.file.FlushRowGroup(); err != nil {
 		return DataLocation{}, err
 	}
 	w.fileFrames += int64(n)
@@ -224,8 +223,8 @@ func (w *DataWriter) writeEpisode(episodeIndex, taskIndex int64, b *EpisodeRows)
 // rotateIfNeeded opens the first file, or finishes the current one and opens
 // the next when LeRobot's rule says the episode would reach the size limit.
 func (w *DataWriter) rotateIfNeeded(frames int64) error {
-	if w.pw != nil {
-		size := w.pw.Size()
+	if w.file != nil {
+		size := w.file.Size()
 		perFrame := float64(size) / float64(w.fileFrames)
 		// float64(...) keeps the product rounded on every architecture
 		// (see aggregateStats), so arm64 rotates where amd64 does.
@@ -242,12 +241,11 @@ func (w *DataWriter) rotateIfNeeded(frames int64) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := newDataFile(path, w.wopts)
 	if err != nil {
 		return err
 	}
 	w.file = f
-	w.pw = parquet.NewGenericWriter[any](f, w.wopts...)
 	w.fileFrames, w.fileEps = 0, 0
 	return nil
 }
@@ -258,7 +256,7 @@ func (w *DataWriter) rotateIfNeeded(frames int64) error {
 // no state (pages are buffered per column), so the file is the same
 // whatever the number of workers.
 func (w *DataWriter) writeColumns(data []*ColumnData, rows int) error {
-	cws := w.pw.ColumnWriters()
+	cws := w.file.ColumnWriters()
 	width := 0
 	for _, f := range w.columns {
 		width += f.width()
@@ -316,13 +314,10 @@ func episodeWorkers(workers, tasks, values int) int {
 }
 
 func (w *DataWriter) finishFile() error {
-	if w.pw == nil {
+	if w.file == nil {
 		return nil
 	}
-	err := w.pw.Close()
-	// The writer holds every row group's metadata (9 MB for a data file of
-	// 1,024 episodes): let it go before the footer is parsed back.
-	w.pw = nil
+	err := w.file.Close()
 	var verr error
 	if err == nil {
 		// Read the footer back while the file is synced: the bytes read are
@@ -332,10 +327,10 @@ func (w *DataWriter) finishFile() error {
 			defer close(verified)
 			verr = verifyDataFile(w.file.Name(), w.fileFrames, w.fileEps)
 		}()
-		err = w.file.Sync()
+		err = w.file.f.Sync()
 		<-verified
 	}
-	if cerr := w.file.Close(); err == nil {
+	if cerr := w.file.f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
@@ -357,7 +352,8 @@ func (w *DataWriter) Close() error {
 	w.closed = true
 	if w.err != nil {
 		if w.file != nil {
-			_ = w.file.Close()
+			w.file.removeSpill()
+			_ = w.file.f.Close()
 		}
 		return ErrWriterBroken
 	}

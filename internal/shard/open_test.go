@@ -45,8 +45,8 @@ func TestOpenReadsWhatTheBuilderWrote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(eps) != len(b.episodes) {
-		t.Fatalf("%d episodes, want %d", len(eps), len(b.episodes))
+	if len(eps) != b.episodes.n {
+		t.Fatalf("%d episodes, want %d", len(eps), b.episodes.n)
 	}
 	// Episodes reads no data statistics columns; what it returns is what
 	// the whole file gives.
@@ -105,13 +105,18 @@ func TestOpenReadsWhatTheBuilderWrote(t *testing.T) {
 	noStats.release()
 	rows := ds.NewRowReader(nil)
 	defer rows.Close()
+	metas := fixtureEpisodes(fixtureOptions.FPS)
+	var from int64
 	for i, e := range eps {
-		w := b.episodes[i]
-		if e.Index != w.index || e.Length != w.length || e.Data != w.data || !reflect.DeepEqual(e.Tasks, w.tasks) {
-			t.Errorf("episode %d: %+v, want index %d length %d data %+v tasks %q", i, e, w.index, w.length, w.data, w.tasks)
+		w := metas[i]
+		n := int64(fixtureEpisodeLens[i])
+		data := DataLocation{FromIndex: from, ToIndex: from + n}
+		from += n
+		if e.Index != int64(i) || e.Length != n || e.Data != data || !reflect.DeepEqual(e.Tasks, []string{w.Task}) {
+			t.Errorf("episode %d: %+v, want index %d length %d data %+v task %q", i, e, i, n, data, w.Task)
 		}
-		if !reflect.DeepEqual(e.Ceres, w.ceres) {
-			t.Errorf("episode %d ceres %+v, want %+v", i, e.Ceres, w.ceres)
+		if !reflect.DeepEqual(e.Ceres, w.Ceres) {
+			t.Errorf("episode %d ceres %+v, want %+v", i, e.Ceres, w.Ceres)
 		}
 		v := e.Videos["observation.images.front"]
 		if want := fixtureVideoStats(i); !reflect.DeepEqual(v.Stats, want) || v.ToTimestamp <= v.FromTimestamp {

@@ -81,23 +81,19 @@ func fixtureVideoStats(e int) Stats {
 }
 
 // buildFixture writes the fixture shard into dir (not staged).
-func buildFixture(t *testing.T, dir string, opts Options) *Builder {
-	t.Helper()
-	b, err := NewBuilder(dir, fixtureFeatures, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch := b.NewRows(16)
+// fixtureEpisodes are the fixture's episodes as buildFixture writes
+// them, fillFixtureBatch giving each one's rows.
+func fixtureEpisodes(fps int) []EpisodeMeta {
+	var out []EpisodeMeta
 	pass := "pass"
 	var from float64
 	for e, n := range fixtureEpisodeLens {
-		fillFixtureBatch(batch, e, n)
 		var outcome *string
 		if e == 2 {
 			outcome = &pass
 		}
-		to := from + float64(n)/float64(opts.FPS)
-		err := b.WriteEpisode(EpisodeMeta{
+		to := from + float64(n)/float64(fps)
+		out = append(out, EpisodeMeta{
 			Task:   []string{"Pick the red cube", "Öffne die Schublade"}[e%2],
 			Videos: map[string]VideoSegment{"observation.images.front": {FromTimestamp: from, ToTimestamp: to, Stats: fixtureVideoStats(e)}},
 			Ceres: layout.CeresEpisode{
@@ -106,12 +102,15 @@ func buildFixture(t *testing.T, dir string, opts Options) *Builder {
 				StartNS: int64(e) * 1e9, EndNS: int64(e)*1e9 + int64(n)*1e8, SpecVersion: 1,
 				SpecHash: strings.Repeat("ab", 32), RecordedSpecHash: strings.Repeat("cd", 32),
 			},
-		}, batch)
-		if err != nil {
-			t.Fatal(err)
-		}
+		})
 		from = to
 	}
+	return out
+}
+
+func buildFixture(t *testing.T, dir string, opts Options) *Builder {
+	t.Helper()
+	b := buildFixtureUnfinished(t, dir, opts)
 	if err := b.WriteSpec("44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a", []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
