@@ -86,26 +86,15 @@ func (m *merger) writeCard(b *shard.Builder, report *Report) error {
 		fmt.Fprintf(&rows, "| %s | %s | %d-%d | %d | %s | %d |\n", shard.MarkdownCell(s.Name), shard.MarkdownCell(session),
 			s.FirstEpisode, s.FirstEpisode+s.Episodes-1, s.Frames, shard.MarkdownCell(s.CampaignTaskID), s.Run)
 	}
-	hashes := map[string]bool{}
-	for _, s := range m.sources {
-		for h := range s.specs {
-			hashes[h] = true
-		}
-	}
 	var specs []cardSpec
-	for _, h := range slices.Sorted(maps.Keys(hashes)) {
+	for _, h := range slices.Sorted(maps.Keys(m.specHashes)) {
 		p := layout.SpecPath(h)
 		if private {
 			p = layout.RedactedSpecPath(h)
 		}
 		specs = append(specs, cardSpec{h, p})
 	}
-	perTask := map[string]int{}
-	for _, s := range m.sources {
-		for _, e := range s.episodes {
-			perTask[e.Tasks[0]]++
-		}
-	}
+	perTask := m.perTask
 	var tasks []cardTask
 	for i, t := range b.Tasks() {
 		tasks = append(tasks, cardTask{i, t, perTask[t]})

@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ceres-robotics/ceres-export/internal/descriptor"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/media"
@@ -233,15 +234,72 @@ func mergeOnce(ctx context.Context, opts Options, log *slog.Logger, seal *intoSe
 			}
 		}()
 	}
+	pages := &pqcolumns.PagePool{}
+	sources, openErrs, verifyErrs, held := openSources(ctx, opts, dirs, seal, sums, pages, log)
+	for i, d := range dirs {
+		s, err := sources[i], openErrs[i]
+		if err != nil {
+			if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		if opts.Into != "" && i == 0 && !s.isMerged() {
+			return nil, fmt.Errorf("%w: --into %s: not a merged dataset (it has no %s); merge it with -o first", ErrUsage, d, layout.MergeReportPath)
+		}
+	}
+	if err := checkDuplicates(sources); err != nil {
+		return nil, err
+	}
+	// Privacy first: a metadata-only source also lacks the video features.
+	if err := checkPrivacy(sources, opts.Privacy); err != nil {
+		return nil, err
+	}
+	if err := checkCompatible(sources); err != nil {
+		return nil, err
+	}
+	license, err := mergedLicense(sources, opts.License)
+	if err != nil {
+		return nil, err
+	}
+	// Nothing is written from a source that fails its quick verify.
+	for _, err := range verifyErrs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	log.Debug("merge: sources read", "sources", len(sources), "rows_held_bytes", held, "elapsed", time.Since(start))
+	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", seal: seal, start: start, sums: sums, pages: pages, license: license}
+	// A shard is one source of the report; a merged dataset brings all of
+	// its own, numbered on from where it stands.
+	m.reportIndex = make([]int, len(sources))
+	next := 0
+	for i, s := range sources {
+		m.reportIndex[i] = next
+		if s.isMerged() {
+			next += len(s.merged.Sources)
+			continue
+		}
+		next++
+		if s.private {
+			s.withoutUserStrings(next - 1)
+		}
+	}
+	return m.run(ctx, st)
+}
+
+// openSources opens every source and verifies it (the dataset appended
+// to, dirs[0] with Into, by its seal), two at a time, and returns what the
+// merge keeps of each until it writes it, each source's errors, and the
+// bytes of rows held from the verifies (holdRows).
+func openSources(ctx context.Context, opts Options, dirs []string, seal *intoSeal, sums *fileSums, pages *pqcolumns.PagePool, log *slog.Logger) (sources []*source, openErrs, verifyErrs []error, heldBytes int64) {
 	// Each source is opened and quick-verified by the same worker, through
 	// one set of Parquet files: verify checks the very columns the merge
 	// reads, and each file's footer is parsed, and each column decoded,
 	// once (twice made the sources' meta/episodes half of a merge's CPU).
-	sources := make([]*source, len(dirs))
-	openErrs := make([]error, len(dirs))
-	verifyErrs := make([]error, len(dirs))
-	// One pool of page buffers for every Parquet read of the merge.
-	pages := &pqcolumns.PagePool{}
+	sources = make([]*source, len(dirs))
+	openErrs = make([]error, len(dirs))
+	verifyErrs = make([]error, len(dirs))
 	var held atomic.Int64
 	budget := opts.HeldRowsBytes
 	if budget == 0 {
@@ -281,59 +339,11 @@ func mergeOnce(ctx context.Context, opts Options, log *slog.Logger, seal *intoSe
 		}
 		if verifyErrs[i] == nil && !into {
 			holdRows(ctx, sources[i], &held, budget)
+			sources[i].release()
 		}
 		sources[i].ds.Parquet = nil
 	})
-	for i, d := range dirs {
-		s, err := sources[i], openErrs[i]
-		if err != nil {
-			if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
-				return nil, err
-			}
-			return nil, fmt.Errorf("%w: %w", ErrUsage, err)
-		}
-		if opts.Into != "" && i == 0 && !s.isMerged() {
-			return nil, fmt.Errorf("%w: --into %s: not a merged dataset (it has no %s); merge it with -o first", ErrUsage, d, layout.MergeReportPath)
-		}
-	}
-	if err := checkDuplicates(sources); err != nil {
-		return nil, err
-	}
-	// Privacy first: a metadata-only source also lacks the video features.
-	if err := checkPrivacy(sources, opts.Privacy); err != nil {
-		return nil, err
-	}
-	if err := checkCompatible(sources); err != nil {
-		return nil, err
-	}
-	license, err := mergedLicense(sources, opts.License)
-	if err != nil {
-		return nil, err
-	}
-	// Nothing is written from a source that fails its quick verify.
-	for _, err := range verifyErrs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	log.Debug("merge: sources read", "sources", len(sources), "rows_held_bytes", held.Load(), "elapsed", time.Since(start))
-	m := &merger{opts: opts, log: log, sources: sources, into: opts.Into != "", seal: seal, start: start, sums: sums, pages: pages, license: license}
-	// A shard is one source of the report; a merged dataset brings all of
-	// its own, numbered on from where it stands.
-	m.reportIndex = make([]int, len(sources))
-	next := 0
-	for i, s := range sources {
-		m.reportIndex[i] = next
-		if s.isMerged() {
-			next += len(s.merged.Sources)
-			continue
-		}
-		next++
-		if s.private {
-			s.withoutUserStrings(next - 1)
-		}
-	}
-	return m.run(ctx, st)
+	return sources, openErrs, verifyErrs, held.Load()
 }
 
 // destinationInputs are the inputs the output may not overlap: every
@@ -591,6 +601,14 @@ type merger struct {
 	reportIndex []int
 	// license is the dataset's licence (mergedLicense).
 	license string
+
+	// What writeRows gathers of each source while it holds what the
+	// source's writing read (reload), for what is written after the
+	// rows: its specifications' hashes and episodes per task (the card)
+	// and its task descriptors pooled in source order (writePooled).
+	specHashes map[string]bool
+	perTask    map[string]int
+	pooled     []descriptor.Descriptor
 }
 
 func (m *merger) run(ctx context.Context, st *output.Staging) (_ *Result, err error) {
@@ -763,17 +781,27 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 	}
 	var maxLen int64
 	for _, s := range m.sources {
-		for _, e := range s.episodes {
-			maxLen = max(maxLen, e.Length)
-		}
+		maxLen = max(maxLen, s.maxLength)
 	}
 	episodeRows := b.NewRows(int(maxLen))
 	redacted := map[string]bool{}
 	var episodes, frames int64
 	ahead := m.decodeAhead(ctx)
 	defer ahead.stop()
+	m.specHashes, m.perTask = map[string]bool{}, map[string]int{}
 	for si, s := range m.sources {
 		srcIndex := int64(m.reportIndex[si])
+		if !(m.into && si == 0) {
+			// The decoder has read the source's episodes again (reload)
+			// unless it stopped early.
+			ahead.wait(si)
+			if err := ahead.reloaded(si); err != nil {
+				return nil, err
+			}
+			if err := s.reload(ctx); err != nil {
+				return nil, err
+			}
+		}
 		switch {
 		case !s.isMerged():
 			run.Sources = append(run.Sources, len(report.Sources))
@@ -811,7 +839,6 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 			}
 		} else {
 			m.log.Info("merging rows", "source", s.dir, "episodes", len(s.episodes))
-			ahead.wait(si)
 			err := m.writeSource(ctx, b, si, s, srcIndex, data, episodeRows, plans)
 			ahead.done(si)
 			if err != nil {
@@ -835,8 +862,16 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 				return nil, err
 			}
 		}
-		episodes += int64(len(s.episodes))
+		for h := range s.specs {
+			m.specHashes[h] = true
+		}
+		for _, e := range s.episodes {
+			m.perTask[e.Tasks[0]]++
+		}
+		m.pooled = descriptor.Pool(m.pooled, s.descriptors)
+		episodes += int64(s.count)
 		frames += s.frames
+		s.drop()
 	}
 	report.Runs = append(report.Runs, run)
 	report.Episodes = int(episodes)
@@ -880,10 +915,12 @@ func (m *merger) appendTotal(ctx context.Context, s *source) ([]shard.Stats, err
 // so that at most two sources' rows are held whatever their size.
 type rowsDecoder struct {
 	sources []*source
-	ready   []chan struct{}
-	next    chan struct{} // a token per source the decoder may start
-	cancel  context.CancelFunc
-	stopped chan struct{}
+	// reloadErrs are the errors of reading a source's episodes again.
+	reloadErrs []error
+	ready      []chan struct{}
+	next       chan struct{} // a token per source the decoder may start
+	cancel     context.CancelFunc
+	stopped    chan struct{}
 }
 
 // decodeAhead starts decoding the sources' data files in order (the
@@ -891,7 +928,7 @@ type rowsDecoder struct {
 // that fails to decode is left to the writer's own read, which reports it.
 func (m *merger) decodeAhead(ctx context.Context) *rowsDecoder {
 	ctx, cancel := context.WithCancel(ctx)
-	d := &rowsDecoder{sources: m.sources, ready: make([]chan struct{}, len(m.sources)), next: make(chan struct{}, len(m.sources)),
+	d := &rowsDecoder{sources: m.sources, reloadErrs: make([]error, len(m.sources)), ready: make([]chan struct{}, len(m.sources)), next: make(chan struct{}, len(m.sources)),
 		cancel: cancel, stopped: make(chan struct{})}
 	for i := range d.ready {
 		d.ready[i] = make(chan struct{})
@@ -916,7 +953,9 @@ func (m *merger) decodeAhead(ctx context.Context) *rowsDecoder {
 				case <-d.next:
 				}
 				s.ds.Parquet = pqcolumns.NewFiles(m.pages)
-				_ = s.ds.DecodeDataFiles(ctx, s.shardEpisodes())
+				if d.reloadErrs[si] = s.reload(ctx); d.reloadErrs[si] == nil {
+					_ = s.ds.DecodeDataFiles(ctx, s.shardEpisodes())
+				}
 			}
 			close(d.ready[si])
 			reached = si + 1
@@ -930,6 +969,10 @@ func (d *rowsDecoder) wait(si int) {
 	d.next <- struct{}{} // the decoder may go on to si+1
 	<-d.ready[si]
 }
+
+// reloaded returns the error of reading source si's episodes again, once
+// wait has returned.
+func (d *rowsDecoder) reloaded(si int) error { return d.reloadErrs[si] }
 
 // done releases what was decoded, or held, of source si.
 func (d *rowsDecoder) done(si int) {

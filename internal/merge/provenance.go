@@ -169,7 +169,7 @@ func (s *source) withoutUserStrings(index int) {
 func sourceReport(s *source, firstEpisode, firstIndex int64, run int, fingerprint string) SourceReport {
 	r := SourceReport{
 		Name: s.name, SessionID: s.sessionID, ExportReportSHA256: s.reportSHA, Fingerprint: fingerprint,
-		FirstEpisode: firstEpisode, Episodes: int64(len(s.episodes)), FirstIndex: firstIndex, Frames: s.frames,
+		FirstEpisode: firstEpisode, Episodes: int64(s.count), FirstIndex: firstIndex, Frames: s.frames,
 		Run: run,
 	}
 	if s.campaign != nil {
@@ -359,12 +359,9 @@ func mergedSourceFiles(s *source) ([]provenanceFile, error) {
 // every instruction text it was recorded under) and, for metadata-only
 // sources, the privacy marker.
 func (m *merger) writePooled(b *shard.Builder) error {
-	all := make([][]descriptor.Descriptor, len(m.sources))
-	for i, s := range m.sources {
-		all[i] = s.descriptors
-	}
-	pooled := descriptor.Pool(all...)
-	if err := b.WriteCeresJSON(layout.DescriptorsPath, descriptor.File{SchemaVersion: descriptor.SchemaVersion, Tasks: pooled}); err != nil {
+	// Pooled source after source as writeRows wrote them: pooling is in
+	// order, so that is descriptor.Pool of all of them at once.
+	if err := b.WriteCeresJSON(layout.DescriptorsPath, descriptor.File{SchemaVersion: descriptor.SchemaVersion, Tasks: m.pooled}); err != nil {
 		return err
 	}
 	if m.sources[0].private {

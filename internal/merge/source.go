@@ -3,6 +3,7 @@ package merge
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -59,6 +60,28 @@ type source struct {
 	// license is its licence ("" for none): a shard's export report's, a
 	// merged dataset's merge report's, a foreign dataset's card's.
 	license string
+
+	// count and maxLength are its number of episodes and the length of
+	// its longest.
+	count     int
+	maxLength int64
+	// released says its episodes, specifications and descriptors are not
+	// held from its verify to its writing (release), but read again when
+	// it is written (reload); videoFiles and readDigest are what is kept
+	// of them instead.
+	released bool
+	// videoFiles are its video files, per video feature, as planning
+	// needs them (sourceVideoFiles), once released.
+	videoFiles []keyFiles
+	// readDigest is the SHA-256 of its episodes, specifications and
+	// descriptors as they were read when it was verified (metaDigest).
+	readDigest [32]byte
+}
+
+// keyFiles are a source's files of video feature key.
+type keyFiles struct {
+	key   string
+	files []sourceFile
 }
 
 // sourceEpisode is one episode of a source.
@@ -135,7 +158,9 @@ func openSourceStats(ctx context.Context, dir string, files *pqcolumns.Files, ep
 		}
 		s.episodes = append(s.episodes, se)
 		s.frames += e.Length
+		s.maxLength = max(s.maxLength, e.Length)
 	}
+	s.count = len(s.episodes)
 	if ds.Foreign {
 		if s.foreign, err = foreignSource(ds); err != nil {
 			return nil, err
@@ -307,4 +332,106 @@ func (a *alike) share(s *source) {
 			str(p)
 		}
 	}
+}
+
+// release drops what a verified shard holds that grows with its episodes
+// and is only needed when it is written (its episodes, specifications and
+// task descriptors), keeping what planning needs (its video files) and
+// the digest of what was read: a merge holds every source from its
+// verify to its writing, and what it held of each (15.6 KB of a small
+// shard; TestOpenSourcesKeepLittleOfEach) made its peak memory grow with
+// the number of shards. Merged and foreign sources, a few in any merge,
+// keep all.
+// A shard whose video files do not tile keeps all too: planning reports
+// it.
+func (s *source) release() {
+	if s.isMerged() || s.foreign != nil || s.released {
+		return
+	}
+	digest, err := s.metaDigest()
+	if err != nil {
+		return
+	}
+	var files []keyFiles
+	for _, f := range s.features {
+		if f.Dtype != lerobot.Video {
+			continue
+		}
+		sf, err := sourceVideoFiles(s, f.Name)
+		if err != nil {
+			return
+		}
+		for i := range sf {
+			sf[i].starts = nil // what only a merged source's parts are checked by
+		}
+		files = append(files, keyFiles{f.Name, sf})
+	}
+	s.videoFiles, s.readDigest, s.released = files, digest, true
+	s.episodes, s.specs, s.descriptors = nil, nil, nil
+}
+
+// reload reads again what release dropped, through s.ds.Parquet, and
+// checks it is what was read when the shard was verified: what the merge
+// writes of a source is always what its verify saw.
+func (s *source) reload(ctx context.Context) error {
+	if !s.released || s.episodes != nil {
+		return nil
+	}
+	eps, err := s.ds.Episodes(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %w", ErrUnsound, err)
+	}
+	episodes := make([]sourceEpisode, 0, len(eps))
+	for _, e := range eps {
+		se, err := s.episode(e)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrUnsound, err)
+		}
+		episodes = append(episodes, se)
+	}
+	s.episodes = episodes
+	if s.specs, err = s.ds.Specs(); err == nil {
+		s.descriptors, err = s.ds.Descriptors()
+	}
+	if err != nil {
+		s.episodes, s.specs, s.descriptors = nil, nil, nil
+		return fmt.Errorf("%w: source %w", ErrUnsound, err)
+	}
+	digest, err := s.metaDigest()
+	if err != nil || digest != s.readDigest {
+		s.episodes, s.specs, s.descriptors = nil, nil, nil
+		return fmt.Errorf("%w: %s: its %s, %s or %s changed after it was verified; merge it again", ErrUnsound, s.dir, layout.EpisodesDir, s.ds.SpecsDir(), layout.DescriptorsPath)
+	}
+	return nil
+}
+
+// drop lets go of what reload read, once the shard is written.
+func (s *source) drop() {
+	if s.released {
+		s.episodes, s.specs, s.descriptors = nil, nil, nil
+	}
+}
+
+// metaDigest is the SHA-256 of the shard's episodes, specifications and
+// task descriptors as read (JSON, whose maps are in key order).
+func (s *source) metaDigest() ([32]byte, error) {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, e := range s.episodes {
+		if err := enc.Encode(e.Episode); err != nil {
+			return [32]byte{}, err
+		}
+	}
+	if err := enc.Encode(s.specs); err != nil {
+		return [32]byte{}, err
+	}
+	if err := enc.Encode(s.descriptors); err != nil {
+		return [32]byte{}, err
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum, nil
 }
