@@ -467,10 +467,12 @@ func (d *dirSet) add(dir string) (string, bool) {
 // time waiting for that second decoding); beyond it they are decoded
 // again when written, one source ahead of the writer, so that memory does
 // not grow with the number or the size of the sources. Held rows take
-// more heap than they count (arrow's buffers): at 16 MiB a merge of a
-// thousand small shards held all 4.4 MiB of its rows and its peak RSS was
-// 14-20 MiB above that at 2 MiB (docs/benchmarks.md, "Merge at scale").
-const heldRowsBudget = 2 << 20
+// more heap than they count (arrow's buffers and arrays, about twice for
+// small shards): at 16 MiB a merge of a thousand small shards held all
+// 4.4 MiB of its rows and its peak RSS was 14-20 MiB above that at 2 MiB,
+// and 2 MiB held took it 6 MiB above 512 KiB (docs/benchmarks.md, "Merge
+// at scale").
+const heldRowsBudget = 512 << 10
 
 // holdRows keeps the rows the quick verify of s decoded, if they fit in
 // what is left of budget (held counts what the merge keeps).
