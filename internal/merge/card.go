@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
@@ -102,6 +104,12 @@ func (m *merger) writeCard(b *shard.Builder, report *Report) error {
 	}
 	perTask := map[string]int{}
 	for _, s := range m.sources {
+		if s.kept != nil {
+			for i, n := range s.kept.perTask {
+				perTask[s.tasks[i]] += n
+			}
+			continue
+		}
 		for _, e := range s.episodes {
 			perTask[e.Tasks[0]]++
 		}
@@ -130,4 +138,46 @@ func (m *merger) writeCard(b *shard.Builder, report *Report) error {
 		tags = append(tags, r)
 	}
 	return b.WriteCard(shard.Card{Tags: tags, Description: buf.String(), License: report.License})
+}
+
+// cardTasksHead opens the card's table of tasks, as cardDescription
+// writes it.
+const cardTasksHead = "\nTasks:\n\n| task_index | task | episodes |\n| --- | --- | --- |\n"
+
+// readCardTasks reads the episodes of each task from the card of merged
+// dataset ds, whose tasks are tasks: what an append counts on from
+// (keptDataset) instead of reading every episode's task. It is an error
+// unless the table is as cardDescription writes it, a row a task in
+// order.
+func readCardTasks(ds *shard.Dataset, tasks []string) ([]int, error) {
+	p := ds.Path(layout.CardPath)
+	data, err := input.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	_, table, ok := strings.Cut(string(data), cardTasksHead)
+	if !ok {
+		return nil, fmt.Errorf("%s: no table of tasks", p)
+	}
+	counts := make([]int, 0, len(tasks))
+	for i := range tasks {
+		row, rest, ok := strings.Cut(table, "\n")
+		if !ok {
+			return nil, fmt.Errorf("%s: tasks table: %d rows, want %d", p, i, len(tasks))
+		}
+		table = rest
+		// The task's cell may hold escaped pipes: the index is read from
+		// the row's start and the count from its end.
+		idx, ok1 := strings.CutPrefix(row, fmt.Sprintf("| %d | ", i))
+		j := strings.LastIndex(idx, " | ")
+		n, err := strconv.Atoi(strings.TrimSuffix(idx[max(j, 0)+len(" | "):], " |"))
+		if !ok1 || j < 0 || !strings.HasSuffix(row, " |") || err != nil || n < 0 || idx[:j] != shard.MarkdownCell(tasks[i]) {
+			return nil, fmt.Errorf("%s: tasks table row %d %q: want \"| %d | %s | <episodes> |\"", p, i, row, i, shard.MarkdownCell(tasks[i]))
+		}
+		counts = append(counts, n)
+	}
+	if !strings.HasPrefix(table, "\n") {
+		return nil, fmt.Errorf("%s: tasks table: more than %d rows", p, len(tasks))
+	}
+	return counts, nil
 }

@@ -255,7 +255,12 @@ func mergeOnce(ctx context.Context, opts Options, log *slog.Logger, seal *intoSe
 		// statistics (appendTotal); while its seal is being checked, it is
 		// not verified: the append is made again if the seal does not hold.
 		into := opts.Into != "" && i == 0
-		if sources[i], openErrs[i] = openSourceStats(ctx, dirs[i], files, !into); openErrs[i] != nil {
+		if into && !seal.known {
+			sources[i], openErrs[i] = openKept(ctx, dirs[i], files)
+		} else {
+			sources[i], openErrs[i] = openSourceStats(ctx, dirs[i], files, !into)
+		}
+		if openErrs[i] != nil {
 			return
 		}
 		shared.share(sources[i])
@@ -801,12 +806,17 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 		if m.into && si == 0 {
 			// Appending: the dataset's rows stay in its data files, which
 			// the new dataset links; only what follows is written.
-			m.log.Info("keeping rows", "source", s.dir, "episodes", len(s.episodes))
+			m.log.Info("keeping rows", "source", s.dir, "episodes", s.episodeCount())
 			total, err := m.appendTotal(ctx, s)
 			if err != nil {
 				return nil, err
 			}
-			if err := b.Continue(ctx, s.ds, s.shardEpisodes(), total, s.episodeStats); err != nil {
+			if s.kept != nil && total != nil {
+				err = b.ContinueKnown(ctx, s.ds, s.kept.shard, total)
+			} else {
+				err = b.Continue(ctx, s.ds, s.shardEpisodes(), total, s.episodeStats)
+			}
+			if err != nil {
 				return nil, err
 			}
 		} else {
@@ -835,7 +845,7 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 				return nil, err
 			}
 		}
-		episodes += int64(len(s.episodes))
+		episodes += s.episodeCount()
 		frames += s.frames
 	}
 	report.Runs = append(report.Runs, run)
@@ -866,11 +876,18 @@ func (m *merger) appendTotal(ctx context.Context, s *source) ([]shard.Stats, err
 		why = err
 	}
 	m.log.Info("merge: aggregating the statistics of every episode appended to", "dataset", s.dir, "why", why)
-	_, stats, err := s.ds.EpisodesWithStats(ctx, shard.StatsFeatures(s.ds.Info.Features))
+	eps, stats, err := s.ds.EpisodesWithStats(ctx, shard.StatsFeatures(s.ds.Info.Features))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	s.episodeStats = stats
+	if s.kept != nil {
+		// Opened without its episodes (openKept): Continue takes them
+		// with their statistics.
+		for _, e := range eps {
+			s.episodes = append(s.episodes, sourceEpisode{Episode: e})
+		}
+	}
 	return nil, nil
 }
 

@@ -71,6 +71,9 @@ type sourceFile struct {
 // order with their frame counts, and checks that the episodes in each file
 // tile it from frame 0 without gaps or overlaps.
 func sourceVideoFiles(s *source, key string) ([]sourceFile, error) {
+	if s.kept != nil {
+		return s.kept.videos[key], nil
+	}
 	type span struct{ first, n int }
 	spans := map[[2]int][]span{}
 	for i := range s.episodes {
