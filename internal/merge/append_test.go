@@ -148,9 +148,11 @@ func sealAgain(t *testing.T, dir string) {
 // vouches for. Reading every episode's places was the largest part of an
 // append that grew with the dataset. The dataset's first meta/episodes
 // file is replaced here by bytes that are no Parquet file, and sealed
-// again: the append must neither read it nor change it. Where the card
-// does not give the tasks' episodes (its table edited, sealed again), the
-// episodes are read, and the dataset is still the right one.
+// again: the append must neither read it nor change it. The card's rows
+// and the merge report's entries of the sources already there are written
+// again as they are, the same bytes as formatting them again. Where the
+// card does not give the tasks' episodes (its table edited, sealed
+// again), the episodes are read, and the dataset is still the right one.
 func TestMergeIntoReadsNoEpisodeOfTheDataset(t *testing.T) {
 	src := shards(t, "h264-a", "h264-crash", "h264-b")
 	ctx := context.Background()
@@ -162,6 +164,7 @@ func TestMergeIntoReadsNoEpisodeOfTheDataset(t *testing.T) {
 		// one (the append may not read it).
 		unread bool
 	}{
+		{"as merged", func(*testing.T, string) {}, false},
 		{"meta/episodes not read", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, filepath.FromSlash(first))
 			if err := os.Remove(p); err != nil {
@@ -209,6 +212,22 @@ func TestMergeIntoReadsNoEpisodeOfTheDataset(t *testing.T) {
 			flat := filepath.Join(dir, "flat")
 			if _, err := mergeVideo(ctx, Options{Sources: src, Output: flat}); err != nil {
 				t.Fatal(err)
+			}
+			// The report is what encoding it whole gives, though an
+			// append copies the entries of the sources already there.
+			got, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(layout.MergeReportPath)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r Report
+			if err := json.Unmarshal(got, &r); err != nil {
+				t.Fatal(err)
+			}
+			if want, err := shard.MarshalCeresJSON(&r); err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s is not as encoded whole (%v):\n%s\nwant\n%s", layout.MergeReportPath, err, got, want)
+			}
+			if len(r.Sources) != len(src) || len(r.Runs) != 2 {
+				t.Errorf("%s: %d sources in %d runs, want %d in 2", layout.MergeReportPath, len(r.Sources), len(r.Runs), len(src))
 			}
 			for _, rel := range []string{layout.StatsPath, layout.InfoPath, layout.TasksPath} {
 				a, _ := os.ReadFile(filepath.Join(flat, filepath.FromSlash(rel)))

@@ -714,7 +714,16 @@ func (m *merger) writeMetadata(ctx context.Context, b *shard.Builder, features [
 	for _, p := range plans {
 		report.Videos[p.key] = p.report()
 	}
-	if err := b.WriteCeresJSON(layout.MergeReportPath, report); err != nil {
+	var kept int
+	var keptText []byte
+	if k := m.sources[0].kept; k != nil {
+		kept, keptText = len(m.sources[0].merged.Sources), k.reportSources
+	}
+	data, err := reportJSON(report, kept, keptText)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %s: %w", layout.MergeReportPath, err)
+	}
+	if err := b.WriteCeresFile(layout.MergeReportPath, data); err != nil {
 		return nil, err
 	}
 	if err := m.writePooled(b); err != nil {

@@ -15,6 +15,7 @@ import (
 	"unique"
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
@@ -71,12 +72,18 @@ type source struct {
 // keptDataset is what an append needs of the episodes of the dataset it
 // goes into, taken from that dataset's info.json, merge report and card
 // instead of its meta/episodes rows (which grow with it): their count and
-// frames, their data files, each video file's frames, and how many
-// episodes each task has.
+// frames, their data files, each video file's frames, how many episodes
+// each task has, and the card's rows of its sources.
 type keptDataset struct {
 	shard   shard.KeptEpisodes
 	videos  map[string][]sourceFile
 	perTask []int // by task index, in the dataset's tasks.parquet order
+	// sourceRows are its card's rows of its sources, which an append
+	// writes again as they are.
+	sourceRows string
+	// reportSources are its merge report's entries of its sources, as
+	// that file holds them (reportSourcesText); nil when not found.
+	reportSources []byte
 }
 
 // episodeCount is the number of episodes of s.
@@ -109,14 +116,20 @@ func openKept(ctx context.Context, dir string, files *pqcolumns.Files) (*source,
 	if s.tasks, err = ds.Tasks(ctx); err != nil {
 		return nil, err
 	}
-	var r Report
-	if err := ds.ReadJSON(layout.MergeReportPath, &r); err != nil {
+	p := ds.Path(layout.MergeReportPath)
+	data, err := input.ReadFile(p)
+	if err != nil {
 		return nil, fmt.Errorf("source %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("source %s: %w", p, err)
 	}
 	kept, ok := keptOf(ds, &r, s.tasks)
 	if !ok {
 		return openSourceStats(ctx, dir, files, false)
 	}
+	kept.reportSources = reportSourcesText(data, len(r.Sources))
 	s.kept, s.merged, s.license, s.frames = kept, &r, r.License, r.Frames
 	if s.specs, err = ds.Specs(); err != nil {
 		return nil, fmt.Errorf("source %w", err)
@@ -165,10 +178,11 @@ func keptOf(ds *shard.Dataset, r *Report, tasks []string) (*keptDataset, bool) {
 			return nil, false
 		}
 	}
-	perTask, err := readCardTasks(ds, tasks)
+	perTask, rows, err := readKeptCard(ds, tasks, len(r.Sources))
 	if err != nil {
 		return nil, false
 	}
+	k.sourceRows = rows
 	var n int64
 	for _, c := range perTask {
 		n += int64(c)
