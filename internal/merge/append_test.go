@@ -122,16 +122,121 @@ func roundStats(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	mustWrite(t, p, b)
+	sealAgain(t, dir)
+}
+
+// sealAgain writes dir's seal anew, so that it holds for what dir holds.
+func sealAgain(t *testing.T, dir string) {
+	t.Helper()
 	seal, err := shard.SealOf(context.Background(), dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err = json.MarshalIndent(seal, "", "  "); err != nil {
+	b, err := json.MarshalIndent(seal, "", "  ")
+	if err != nil {
 		t.Fatal(err)
 	}
 	mustWrite(t, filepath.Join(dir, filepath.FromSlash(layout.SealPath)), b)
 	if ok, why := sealHolds(context.Background(), dir, nil); !ok {
 		t.Fatalf("sealed again, the seal does not hold: %v", why)
+	}
+}
+
+// An append reads none of the episodes of the dataset it goes into while
+// that dataset's seal holds: their count, frames, files and each task's
+// episodes are in its info.json, merge report and card, which the seal
+// vouches for. Reading every episode's places was the largest part of an
+// append that grew with the dataset. The dataset's first meta/episodes
+// file is replaced here by bytes that are no Parquet file, and sealed
+// again: the append must neither read it nor change it. The card's rows
+// and the merge report's entries of the sources already there are written
+// again as they are, the same bytes as formatting them again. Where the
+// card does not give the tasks' episodes (its table edited, sealed
+// again), the episodes are read, and the dataset is still the right one.
+func TestMergeIntoReadsNoEpisodeOfTheDataset(t *testing.T) {
+	src := shards(t, "h264-a", "h264-crash", "h264-b")
+	ctx := context.Background()
+	first := layout.EpisodesPath(0, 0)
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, dir string)
+		// unread: the dataset's first meta/episodes file is no longer
+		// one (the append may not read it).
+		unread bool
+	}{
+		{"as merged", func(*testing.T, string) {}, false},
+		{"meta/episodes not read", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, filepath.FromSlash(first))
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			mustWrite(t, p, []byte("not a Parquet file: an append must not read the episodes of the dataset it goes into"))
+			sealAgain(t, dir)
+		}, true},
+		{"card without its tasks", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, layout.CardPath)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edited := bytes.Replace(b, []byte("\nTasks:\n"), []byte("\nTasks (edited):\n"), 1)
+			if bytes.Equal(edited, b) {
+				t.Fatalf("%s has no table of tasks", p)
+			}
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			mustWrite(t, p, edited)
+			sealAgain(t, dir)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "merged")
+			if _, err := mergeVideo(ctx, Options{Sources: src[:2], Output: out}); err != nil {
+				t.Fatal(err)
+			}
+			tc.change(t, out)
+			before := filepath.Join(dir, "before")
+			linkInto(t, out, before, first)
+			if _, err := mergeVideo(ctx, Options{Sources: src[2:], Into: out}); err != nil {
+				t.Fatalf("append: %v", err)
+			}
+			if !sameInode(t, filepath.Join(before, first), filepath.Join(out, first)) {
+				t.Errorf("%s was rewritten, not carried over", first)
+			}
+			if tc.unread {
+				return // the dataset is as damaged as it was made
+			}
+			checkMerge(t, out, src)
+			flat := filepath.Join(dir, "flat")
+			if _, err := mergeVideo(ctx, Options{Sources: src, Output: flat}); err != nil {
+				t.Fatal(err)
+			}
+			// The report is what encoding it whole gives, though an
+			// append copies the entries of the sources already there.
+			got, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(layout.MergeReportPath)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r Report
+			if err := json.Unmarshal(got, &r); err != nil {
+				t.Fatal(err)
+			}
+			if want, err := shard.MarshalCeresJSON(&r); err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s is not as encoded whole (%v):\n%s\nwant\n%s", layout.MergeReportPath, err, got, want)
+			}
+			if len(r.Sources) != len(src) || len(r.Runs) != 2 {
+				t.Errorf("%s: %d sources in %d runs, want %d in 2", layout.MergeReportPath, len(r.Sources), len(r.Runs), len(src))
+			}
+			for _, rel := range []string{layout.StatsPath, layout.InfoPath, layout.TasksPath} {
+				a, _ := os.ReadFile(filepath.Join(flat, filepath.FromSlash(rel)))
+				b, _ := os.ReadFile(filepath.Join(out, filepath.FromSlash(rel)))
+				if len(a) == 0 || !bytes.Equal(a, b) {
+					t.Errorf("%s after appending differs from a merge of all the shards at once", rel)
+				}
+			}
+		})
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/shard"
 )
@@ -74,14 +76,24 @@ func (m *merger) writeCard(b *shard.Builder, report *Report) error {
 	// A row a source, written here rather than by the template: the
 	// table is the card's only part that grows with the dataset, and the
 	// template's reflection made it a tenth of an append to 1,000 shards.
+	// An append's rows of the sources already there are those of the
+	// card it replaces, unchanged (keptDataset).
 	var rows strings.Builder
+	kept := 0
+	if k := m.sources[0].kept; k != nil {
+		rows.WriteString(k.sourceRows)
+		kept = len(m.sources[0].merged.Sources)
+	}
 	sessions := map[string]bool{}
-	for _, s := range report.Sources {
+	for i, s := range report.Sources {
 		session := s.SessionID
 		if s.Foreign != nil {
 			session = foreignSession + s.Foreign.Writer
 		} else {
 			sessions[s.SessionID] = true
+		}
+		if i < kept {
+			continue
 		}
 		fmt.Fprintf(&rows, "| %s | %s | %d-%d | %d | %s | %d |\n", shard.MarkdownCell(s.Name), shard.MarkdownCell(session),
 			s.FirstEpisode, s.FirstEpisode+s.Episodes-1, s.Frames, shard.MarkdownCell(s.CampaignTaskID), s.Run)
@@ -119,4 +131,65 @@ func (m *merger) writeCard(b *shard.Builder, report *Report) error {
 		tags = append(tags, r)
 	}
 	return b.WriteCard(shard.Card{Tags: tags, Description: buf.String(), License: report.License})
+}
+
+// cardSourcesHead and cardTasksHead open the card's tables of sources and
+// of tasks, as cardDescription writes them.
+const (
+	cardSourcesHead = "\n| source | session | episodes | frames | campaign task | merge run |\n| --- | --- | --- | --- | --- | --- |\n"
+	cardTasksHead   = "\nTasks:\n\n| task_index | task | episodes |\n| --- | --- | --- |\n"
+)
+
+// readKeptCard reads, from the card of merged dataset ds whose tasks are
+// tasks and whose merge report lists sources sources, the episodes of each
+// task and the source table's rows: what an append counts on from and
+// writes again (keptDataset) instead of reading every episode's task and
+// formatting every source's row. It is an error unless the tables are as
+// cardDescription writes them, a row a task in order and a row a source.
+func readKeptCard(ds *shard.Dataset, tasks []string, sources int) ([]int, string, error) {
+	p := ds.Path(layout.CardPath)
+	data, err := input.ReadFile(p)
+	if err != nil {
+		return nil, "", err
+	}
+	_, rows, ok := strings.Cut(string(data), cardSourcesHead)
+	if !ok {
+		return nil, "", fmt.Errorf("%s: no table of sources", p)
+	}
+	end := strings.Index(rows, "\n\n")
+	if end < 0 || strings.Count(rows[:end+1], "\n") != sources {
+		return nil, "", fmt.Errorf("%s: the table of sources has not a row for each of the %d sources of %s", p, sources, layout.MergeReportPath)
+	}
+	sourceRows := rows[:end+1]
+	counts, err := cardTaskCounts(p, string(data), tasks)
+	return counts, sourceRows, err
+}
+
+// cardTaskCounts reads the table of tasks of card, the contents of p.
+func cardTaskCounts(p, card string, tasks []string) ([]int, error) {
+	_, table, ok := strings.Cut(card, cardTasksHead)
+	if !ok {
+		return nil, fmt.Errorf("%s: no table of tasks", p)
+	}
+	counts := make([]int, 0, len(tasks))
+	for i := range tasks {
+		row, rest, ok := strings.Cut(table, "\n")
+		if !ok {
+			return nil, fmt.Errorf("%s: tasks table: %d rows, want %d", p, i, len(tasks))
+		}
+		table = rest
+		// The task's cell may hold escaped pipes: the index is read from
+		// the row's start and the count from its end.
+		idx, ok1 := strings.CutPrefix(row, fmt.Sprintf("| %d | ", i))
+		j := strings.LastIndex(idx, " | ")
+		n, err := strconv.Atoi(strings.TrimSuffix(idx[max(j, 0)+len(" | "):], " |"))
+		if !ok1 || j < 0 || !strings.HasSuffix(row, " |") || err != nil || n < 0 || idx[:j] != shard.MarkdownCell(tasks[i]) {
+			return nil, fmt.Errorf("%s: tasks table row %d %q: want \"| %d | %s | <episodes> |\"", p, i, row, i, shard.MarkdownCell(tasks[i]))
+		}
+		counts = append(counts, n)
+	}
+	if !strings.HasPrefix(table, "\n") {
+		return nil, fmt.Errorf("%s: tasks table: more than %d rows", p, len(tasks))
+	}
+	return counts, nil
 }

@@ -313,7 +313,12 @@ func openSources(ctx context.Context, opts Options, dirs []string, seal *intoSea
 		// statistics (appendTotal); while its seal is being checked, it is
 		// not verified: the append is made again if the seal does not hold.
 		into := opts.Into != "" && i == 0
-		if sources[i], openErrs[i] = openSourceStats(ctx, dirs[i], files, !into); openErrs[i] != nil {
+		if into && !seal.known {
+			sources[i], openErrs[i] = openKept(ctx, dirs[i], files)
+		} else {
+			sources[i], openErrs[i] = openSourceStats(ctx, dirs[i], files, !into)
+		}
+		if openErrs[i] != nil {
 			return
 		}
 		shared.share(sources[i])
@@ -729,7 +734,16 @@ func (m *merger) writeMetadata(ctx context.Context, b *shard.Builder, features [
 	for _, p := range plans {
 		report.Videos[p.key] = p.report()
 	}
-	if err := b.WriteCeresJSON(layout.MergeReportPath, report); err != nil {
+	var kept int
+	var keptText []byte
+	if k := m.sources[0].kept; k != nil {
+		kept, keptText = len(m.sources[0].merged.Sources), k.reportSources
+	}
+	data, err := reportJSON(report, kept, keptText)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %s: %w", layout.MergeReportPath, err)
+	}
+	if err := b.WriteCeresFile(layout.MergeReportPath, data); err != nil {
 		return nil, err
 	}
 	if err := m.writePooled(b); err != nil {
@@ -831,12 +845,17 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 		if m.into && si == 0 {
 			// Appending: the dataset's rows stay in its data files, which
 			// the new dataset links; only what follows is written.
-			m.log.Info("keeping rows", "source", s.dir, "episodes", len(s.episodes))
+			m.log.Info("keeping rows", "source", s.dir, "episodes", s.episodeCount())
 			total, err := m.appendTotal(ctx, s)
 			if err != nil {
 				return nil, err
 			}
-			if err := b.Continue(ctx, s.ds, s.shardEpisodes(), total, s.episodeStats); err != nil {
+			if s.kept != nil && total != nil {
+				err = b.ContinueKnown(ctx, s.ds, s.kept.shard, total)
+			} else {
+				err = b.Continue(ctx, s.ds, s.shardEpisodes(), total, s.episodeStats)
+			}
+			if err != nil {
 				return nil, err
 			}
 		} else {
@@ -867,11 +886,16 @@ func (m *merger) writeRows(ctx context.Context, b *shard.Builder, features []sha
 		for h := range s.specs {
 			m.specHashes[h] = true
 		}
+		if s.kept != nil {
+			for i, n := range s.kept.perTask {
+				m.perTask[s.tasks[i]] += n
+			}
+		}
 		for _, e := range s.episodes {
 			m.perTask[e.Tasks[0]]++
 		}
 		m.pooled = descriptor.Pool(m.pooled, s.descriptors)
-		episodes += int64(s.count)
+		episodes += s.episodeCount()
 		frames += s.frames
 		s.drop()
 	}
@@ -903,11 +927,18 @@ func (m *merger) appendTotal(ctx context.Context, s *source) ([]shard.Stats, err
 		why = err
 	}
 	m.log.Info("merge: aggregating the statistics of every episode appended to", "dataset", s.dir, "why", why)
-	_, stats, err := s.ds.EpisodesWithStats(ctx, shard.StatsFeatures(s.ds.Info.Features))
+	eps, stats, err := s.ds.EpisodesWithStats(ctx, shard.StatsFeatures(s.ds.Info.Features))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	s.episodeStats = stats
+	if s.kept != nil {
+		// Opened without its episodes (openKept): Continue takes them
+		// with their statistics.
+		for _, e := range eps {
+			s.episodes = append(s.episodes, sourceEpisode{Episode: e})
+		}
+	}
 	return nil, nil
 }
 

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -388,4 +389,52 @@ func checkPrivacy(sources []*source, mode privacy.Mode) error {
 		return fmt.Errorf("%w: metadata-only and full sources cannot be joined; metadata-only: %s; full: %s", ErrMismatch, strings.Join(private, ", "), strings.Join(full, ", "))
 	}
 	return nil
+}
+
+// The array of sources in a merge report as shard.MarshalCeresJSON writes
+// it: what reportSourcesText cuts out and reportJSON puts back.
+const (
+	reportSourcesOpen  = "\n  \"sources\": [\n"
+	reportSourcesClose = "\n  ],\n  \"episodes\": "
+	reportSourcesSep   = "\n    },\n    {\n"
+)
+
+// reportSourcesText is the text of the n entries of "sources" in data, a
+// merge report as this tool writes it, from the first entry's "{" to the
+// last one's "}"; nil unless it holds n entries.
+func reportSourcesText(data []byte, n int) []byte {
+	_, rest, ok := bytes.Cut(data, []byte(reportSourcesOpen))
+	if !ok || n == 0 {
+		return nil
+	}
+	text, _, ok := bytes.Cut(rest, []byte(reportSourcesClose))
+	if !ok || bytes.Count(text, []byte(reportSourcesSep))+1 != n {
+		return nil
+	}
+	return text
+}
+
+// reportJSON is report as shard.MarshalCeresJSON encodes it. Its first
+// kept sources, when keptText is their text in the report of the dataset
+// an append goes into (reportSourcesText), are copied from there rather
+// than encoded again: an append leaves them as they are, and encoding
+// every source again grew with the dataset.
+func reportJSON(report *Report, kept int, keptText []byte) ([]byte, error) {
+	if kept == 0 || keptText == nil || kept >= len(report.Sources) {
+		return shard.MarshalCeresJSON(report)
+	}
+	added := *report
+	added.Sources = report.Sources[kept:]
+	data, err := shard.MarshalCeresJSON(&added)
+	if err != nil {
+		return nil, err
+	}
+	head, tail, ok := bytes.Cut(data, []byte(reportSourcesOpen))
+	if !ok {
+		return shard.MarshalCeresJSON(report)
+	}
+	out := make([]byte, 0, len(data)+len(keptText)+2)
+	out = append(append(append(out, head...), reportSourcesOpen...), keptText...)
+	out = append(append(out, ",\n"...), tail...)
+	return out, nil
 }

@@ -9,10 +9,14 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"unique"
 
 	"github.com/ceres-robotics/ceres-export/internal/descriptor"
+	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
 	"github.com/ceres-robotics/ceres-export/internal/lerobot"
 	"github.com/ceres-robotics/ceres-export/internal/pqcolumns"
@@ -76,6 +80,10 @@ type source struct {
 	// readDigest is the SHA-256 of its episodes, specifications and
 	// descriptors as they were read when it was verified (metaDigest).
 	readDigest [32]byte
+	// kept, for the dataset an append goes into while its seal is trusted
+	// (openKept), is what the append needs of its episodes, which are then
+	// not read: episodes is empty.
+	kept *keptDataset
 }
 
 // keyFiles are a source's files of video feature key.
@@ -83,6 +91,135 @@ type keyFiles struct {
 	key   string
 	files []sourceFile
 }
+
+// keptDataset is what an append needs of the episodes of the dataset it
+// goes into, taken from that dataset's info.json, merge report and card
+// instead of its meta/episodes rows (which grow with it): their count and
+// frames, their data files, each video file's frames, how many episodes
+// each task has, and the card's rows of its sources.
+type keptDataset struct {
+	shard   shard.KeptEpisodes
+	videos  map[string][]sourceFile
+	perTask []int // by task index, in the dataset's tasks.parquet order
+	// sourceRows are its card's rows of its sources, which an append
+	// writes again as they are.
+	sourceRows string
+	// reportSources are its merge report's entries of its sources, as
+	// that file holds them (reportSourcesText); nil when not found.
+	reportSources []byte
+}
+
+// episodeCount is the number of episodes of s.
+func (s *source) episodeCount() int64 {
+	if s.kept != nil {
+		return s.kept.shard.Episodes
+	}
+	// A released source's episodes are read again only when it is
+	// written: count holds how many.
+	return int64(s.count)
+}
+
+// openKept opens dir, the merged dataset an append goes into, without its
+// episodes (source.kept) when its metadata tells all that the append
+// needs of them; otherwise as openSourceStats without statistics. It is
+// used only while the dataset's seal is trusted: the append is made again,
+// the dataset verified in full, if the seal does not hold, so nothing read
+// here need be checked against its episodes.
+func openKept(ctx context.Context, dir string, files *pqcolumns.Files) (*source, error) {
+	ds, err := shard.OpenSource(dir)
+	if err != nil {
+		return nil, fmt.Errorf("source %w", err)
+	}
+	if !ds.Merged || ds.Foreign {
+		return openSourceStats(ctx, dir, files, false)
+	}
+	s := &source{
+		ds: ds, dir: dir, name: filepath.Base(filepath.Clean(dir)),
+		fps: ds.Info.FPS, robotType: ds.Info.RobotType, features: ds.Info.Features,
+		private: ds.Private(),
+	}
+	if s.tasks, err = ds.Tasks(ctx); err != nil {
+		return nil, err
+	}
+	p := ds.Path(layout.MergeReportPath)
+	data, err := input.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("source %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("source %s: %w", p, err)
+	}
+	kept, ok := keptOf(ds, &r, s.tasks)
+	if !ok {
+		return openSourceStats(ctx, dir, files, false)
+	}
+	kept.reportSources = reportSourcesText(data, len(r.Sources))
+	s.kept, s.merged, s.license, s.frames = kept, &r, r.License, r.Frames
+	if s.specs, err = ds.Specs(); err != nil {
+		return nil, fmt.Errorf("source %w", err)
+	}
+	if s.descriptors, err = ds.Descriptors(); err != nil {
+		return nil, fmt.Errorf("source %w", err)
+	}
+	return s, nil
+}
+
+// keptOf is what the dataset ds with merge report r says of its episodes
+// (keptDataset); false when it does not say all of it: a report or
+// info.json that disagree on the counts, a video file whose parts are not
+// listed (a dataset merged before parts were recorded), a card whose task
+// table is not as this tool writes it (or none).
+func keptOf(ds *shard.Dataset, r *Report, tasks []string) (*keptDataset, bool) {
+	if r.Episodes <= 0 || int64(r.Episodes) != ds.Info.TotalEpisodes || r.Frames != ds.Info.TotalFrames || len(r.Data) == 0 {
+		return nil, false
+	}
+	k := &keptDataset{shard: shard.KeptEpisodes{Episodes: int64(r.Episodes), Frames: r.Frames, DataFiles: r.Data}, videos: map[string][]sourceFile{}}
+	for _, f := range ds.Info.Features {
+		if f.Dtype != lerobot.Video {
+			continue
+		}
+		v, ok := r.Videos[f.Name]
+		if !ok || len(v.Files) == 0 {
+			return nil, false
+		}
+		var total int64
+		for _, rel := range v.Files {
+			m := videoFileRe.FindStringSubmatch(strings.TrimPrefix(rel, layout.VideoDir(f.Name)+"/"))
+			parts := v.Parts[rel]
+			if m == nil || len(parts) == 0 {
+				return nil, false
+			}
+			sf := sourceFile{rel: rel}
+			sf.chunk, _ = strconv.Atoi(m[1])
+			sf.file, _ = strconv.Atoi(m[2])
+			for _, p := range parts {
+				sf.frames += p.Frames
+			}
+			total += int64(sf.frames)
+			k.videos[f.Name] = append(k.videos[f.Name], sf)
+		}
+		if total != r.Frames {
+			return nil, false
+		}
+	}
+	perTask, rows, err := readKeptCard(ds, tasks, len(r.Sources))
+	if err != nil {
+		return nil, false
+	}
+	k.sourceRows = rows
+	var n int64
+	for _, c := range perTask {
+		n += int64(c)
+	}
+	if n != k.shard.Episodes {
+		return nil, false
+	}
+	k.perTask = perTask
+	return k, true
+}
+
+var videoFileRe = regexp.MustCompile(`^` + layout.ChunkFilePattern + regexp.QuoteMeta(layout.VideoExt) + `$`)
 
 // sourceEpisode is one episode of a source.
 type sourceEpisode struct {

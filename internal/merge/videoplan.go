@@ -71,6 +71,9 @@ type sourceFile struct {
 // order with their frame counts, and checks that the episodes in each file
 // tile it from frame 0 without gaps or overlaps.
 func sourceVideoFiles(s *source, key string) ([]sourceFile, error) {
+	if s.kept != nil {
+		return s.kept.videos[key], nil
+	}
 	if s.released {
 		for _, kf := range s.videoFiles {
 			if kf.key == key {

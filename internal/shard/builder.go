@@ -437,7 +437,7 @@ func (b *Builder) Finish(report any) error {
 // indent, trailing newline) and syncs it: the exporter's own files beside
 // LeRobot's.
 func (b *Builder) WriteCeresJSON(rel string, v any) error {
-	data, err := marshalReport(v)
+	data, err := MarshalCeresJSON(v)
 	if err != nil {
 		return fmt.Errorf("shard: %s: %w", rel, err)
 	}
@@ -447,9 +447,10 @@ func (b *Builder) WriteCeresJSON(rel string, v any) error {
 // path is the file rel (a layout path) of the dataset being built.
 func (b *Builder) path(rel string) string { return filepath.Join(b.dir, filepath.FromSlash(rel)) }
 
-// marshalReport encodes v deterministically: struct field order, sorted map
-// keys, two-space indent, no HTML escaping, trailing newline.
-func marshalReport(v any) ([]byte, error) {
+// MarshalCeresJSON encodes v as WriteCeresJSON writes it, deterministically:
+// struct field order, sorted map keys, two-space indent, no HTML escaping,
+// trailing newline.
+func MarshalCeresJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

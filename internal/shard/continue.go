@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,6 +108,65 @@ func (b *Builder) Continue(ctx context.Context, base *Dataset, eps []Episode, to
 			}
 		}
 	}
+	return b.continueFrom(ctx, base, KeptEpisodes{Episodes: int64(len(eps)), Frames: frames, DataFiles: files}, last, total)
+}
+
+// KeptEpisodes is what Continue needs of base's episodes when they are not
+// read (ContinueKnown): their number, frames and data files in order, as
+// base's info.json and merge report give them.
+type KeptEpisodes struct {
+	Episodes, Frames int64
+	DataFiles        []string
+}
+
+var dataFileRe = regexp.MustCompile(`^` + regexp.QuoteMeta(layout.DataDir+"/") + layout.ChunkFilePattern + regexp.QuoteMeta(layout.ParquetExt) + `$`)
+
+// ContinueKnown is Continue from what base's metadata says of its episodes
+// instead of the episodes themselves, and from total, base's aggregate
+// statistics (BaseTotal): an append to a dataset whose seal holds reads
+// none of its meta/episodes rows, so that its cost does not grow with
+// the dataset. The rows written next go after the last of k.DataFiles.
+func (b *Builder) ContinueKnown(ctx context.Context, base *Dataset, k KeptEpisodes, total []Stats) error {
+	if b.finished {
+		return ErrClosed
+	}
+	if b.episodes.n > 0 || b.data.episodes > 0 || b.kept.episodes > 0 {
+		return fmt.Errorf("shard: continue %s: episodes were written before", base.Dir)
+	}
+	if k.Episodes <= 0 || len(k.DataFiles) == 0 || total == nil {
+		return fmt.Errorf("shard: continue %s: no episodes, data files or aggregate statistics", base.Dir)
+	}
+	last := DataLocation{ChunkIndex: -1}
+	for _, rel := range k.DataFiles {
+		m := dataFileRe.FindStringSubmatch(rel)
+		if m == nil {
+			return fmt.Errorf("shard: continue %s: data file %q is not %s", base.Dir, rel, layout.DataPathTemplate)
+		}
+		chunk, _ := strconv.Atoi(m[1])
+		file, _ := strconv.Atoi(m[2])
+		if last.ChunkIndex >= 0 && (chunk < last.ChunkIndex || (chunk == last.ChunkIndex && file <= last.FileIndex)) {
+			return fmt.Errorf("shard: continue %s: data file %s comes after %s", base.Dir, rel, layout.DataPath(last.ChunkIndex, last.FileIndex))
+		}
+		last = DataLocation{ChunkIndex: chunk, FileIndex: file}
+	}
+	tasks, err := base.Tasks(ctx)
+	if err != nil {
+		return err
+	}
+	if len(b.tasks) < len(tasks) || !slices.Equal(b.tasks[:len(tasks)], tasks) {
+		return fmt.Errorf("shard: continue %s: its tasks must be the first ones added, in its order", base.Dir)
+	}
+	own := StatsFeatures(base.Info.Features)
+	if !slices.EqualFunc(own, b.statsFts, func(a, b Feature) bool { return a.Name == b.Name }) {
+		return fmt.Errorf("shard: continue %s: its features are not the builder's", base.Dir)
+	}
+	return b.continueFrom(ctx, base, k, last, total)
+}
+
+// continueFrom is Continue once base's episodes are known: the aggregate
+// taken from total when given, base's files linked.
+func (b *Builder) continueFrom(ctx context.Context, base *Dataset, k KeptEpisodes, last DataLocation, total []Stats) error {
+	files := k.DataFiles
 	if total != nil {
 		if len(total) != len(b.statsFts) {
 			return fmt.Errorf("shard: continue %s: aggregate statistics of %d features, want %d", base.Dir, len(total), len(b.statsFts))
@@ -139,11 +199,11 @@ func (b *Builder) Continue(ctx context.Context, base *Dataset, eps []Episode, to
 			return fmt.Errorf("shard: continue %s: %w", base.Dir, err)
 		}
 	}
-	b.kept = keptEpisodes{episodes: int64(len(eps)), dataFiles: files}
+	b.kept = keptEpisodes{episodes: k.Episodes, dataFiles: files}
 	b.kept.metaChunk, b.kept.metaFile = lerobot.NextChunkFile(lastChunk, lastFile, b.opts.ChunksSize)
 	w := b.data
 	w.written = append(w.written, files...)
-	w.episodes, w.frames = int64(len(eps)), frames
+	w.episodes, w.frames = k.Episodes, k.Frames
 	w.chunk, w.fileIdx = lerobot.NextChunkFile(last.ChunkIndex, last.FileIndex, w.opts.ChunksSize)
 	return nil
 }

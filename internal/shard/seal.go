@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
@@ -55,7 +57,10 @@ var sealSkips = []string{layout.SealPath, layout.OutputMarkerPath, output.Stagin
 // lists, or whose seal is missing, unreadable or of an older version.
 var ErrSealDoesNotHold = errors.New("shard: the seal does not hold")
 
-// SealOf hashes every file of the dataset in dir (sealSkips excepted).
+// SealOf hashes every file of the dataset in dir (sealSkips excepted),
+// sealHashers files at a time: a merge that appends waits for the seal of
+// the dataset it appends to (every byte of it hashed) with nothing else
+// to do, and one file at a time left a core idle.
 func SealOf(ctx context.Context, dir string, hash HashFunc) (*Seal, error) {
 	if hash == nil {
 		hash = func(p string, _ fs.FileInfo) (string, error) {
@@ -63,6 +68,11 @@ func SealOf(ctx context.Context, dir string, hash HashFunc) (*Seal, error) {
 			return sum, err
 		}
 	}
+	type entry struct {
+		path string
+		info fs.FileInfo
+	}
+	var entries []entry
 	s := &Seal{Version: SealVersion, Files: []SealedFile{}}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -83,19 +93,44 @@ func SealOf(ctx context.Context, dir string, hash HashFunc) (*Seal, error) {
 		if err != nil {
 			return err
 		}
-		sum, err := hash(p, info)
-		if err != nil {
-			return err
-		}
-		s.Files = append(s.Files, SealedFile{Path: rel, Size: info.Size(), SHA256: sum})
+		entries = append(entries, entry{p, info})
+		s.Files = append(s.Files, SealedFile{Path: rel, Size: info.Size()})
 		return nil
 	})
+	if err == nil {
+		errs := make([]error, len(entries))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(sealHashers, len(entries)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1) - 1); i < len(entries); i = int(next.Add(1) - 1) {
+					if errs[i] = ctx.Err(); errs[i] != nil {
+						return
+					}
+					s.Files[i].SHA256, errs[i] = hash(entries[i].path, entries[i].info)
+				}
+			}()
+		}
+		wg.Wait()
+		// The first file's error, in walk order, whatever finished first.
+		for _, e := range errs {
+			if e != nil {
+				err = e
+				break
+			}
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("seal of %s: %w", dir, err)
 	}
 	slices.SortFunc(s.Files, func(a, b SealedFile) int { return strings.Compare(a.Path, b.Path) })
 	return s, nil
 }
+
+// sealHashers is how many files SealOf hashes at once.
+const sealHashers = 2
 
 // WriteSeal seals the dataset being built, once every other file of it is
 // written.
