@@ -316,7 +316,7 @@ func openSources(ctx context.Context, opts Options, dirs []string, seal *intoSea
 		if into && !seal.known {
 			sources[i], openErrs[i] = openKept(ctx, dirs[i], files)
 		} else {
-			sources[i], openErrs[i] = openSourceStats(ctx, dirs[i], files, !into)
+			sources[i], openErrs[i] = openSource(ctx, dirs[i], files, !into)
 		}
 		if openErrs[i] != nil {
 			return

@@ -141,7 +141,7 @@ type dataset struct {
 
 func readDataset(t *testing.T, dir string) *dataset {
 	t.Helper()
-	s, err := openSource(context.Background(), dir, nil)
+	s, err := openSource(context.Background(), dir, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,7 +149,7 @@ func TestReloadedSourceIsWhatWasVerified(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := renamedCopies(t, fixtureShard(t, "h264-a"), t.TempDir(), 1)[0]
-			s, err := openSource(ctx, dir, nil)
+			s, err := openSource(ctx, dir, nil, true)
 			if err != nil {
 				t.Fatal(err)
 			}

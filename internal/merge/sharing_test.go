@@ -40,7 +40,7 @@ func TestSourceOpenAndVerifyShareParquetFiles(t *testing.T) {
 			defer files.Close()
 			// As Merge gives it: a path with a trailing separator.
 			given := dir + string(filepath.Separator)
-			s, err := openSource(context.Background(), given, files)
+			s, err := openSource(context.Background(), given, files, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func TestSourceOpenAndVerifyShareParquetFiles(t *testing.T) {
 func TestDecodeAheadCancelledNeverBlocks(t *testing.T) {
 	var sources []*source
 	for _, name := range []string{"h264-a", "h264-crash", "h264-a", "h264-crash"} {
-		s, err := openSource(context.Background(), fixtureShard(t, name), nil)
+		s, err := openSource(context.Background(), fixtureShard(t, name), nil, true)
 		if err != nil {
 			t.Fatal(err)
 		}

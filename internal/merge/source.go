@@ -121,7 +121,7 @@ func (s *source) episodeCount() int64 {
 
 // openKept opens dir, the merged dataset an append goes into, without its
 // episodes (source.kept) when its metadata tells all that the append
-// needs of them; otherwise as openSourceStats without statistics. It is
+// needs of them; otherwise as openSource without statistics. It is
 // used only while the dataset's seal is trusted: the append is made again,
 // the dataset verified in full, if the seal does not hold, so nothing read
 // here need be checked against its episodes.
@@ -131,7 +131,7 @@ func openKept(ctx context.Context, dir string, files *pqcolumns.Files) (*source,
 		return nil, fmt.Errorf("source %w", err)
 	}
 	if !ds.Merged || ds.Foreign {
-		return openSourceStats(ctx, dir, files, false)
+		return openSource(ctx, dir, files, false)
 	}
 	s := &source{
 		ds: ds, dir: dir, name: filepath.Base(filepath.Clean(dir)),
@@ -152,7 +152,7 @@ func openKept(ctx context.Context, dir string, files *pqcolumns.Files) (*source,
 	}
 	kept, ok := keptOf(ds, &r, s.tasks)
 	if !ok {
-		return openSourceStats(ctx, dir, files, false)
+		return openSource(ctx, dir, files, false)
 	}
 	kept.reportSources = reportSourcesText(data, len(r.Sources))
 	s.kept, s.merged, s.license, s.frames = kept, &r, r.License, r.Frames
@@ -232,17 +232,12 @@ type sourceEpisode struct {
 }
 
 // openSource reads a source's metadata, its Parquet files through files
-// (nil: each read opens its own).
-func openSource(ctx context.Context, dir string, files *pqcolumns.Files) (*source, error) {
-	return openSourceStats(ctx, dir, files, true)
-}
-
-// openSourceStats is openSource; without episodeStats, a merged dataset's
-// per-episode statistics are not read: the dataset appended to, when its
-// seal holds, whose aggregate the append goes on from (appendTotal), and
-// which is most of what an append would read (130 of a small shard's 147
-// columns of meta/episodes).
-func openSourceStats(ctx context.Context, dir string, files *pqcolumns.Files, episodeStats bool) (*source, error) {
+// (nil: each read opens its own). Without episodeStats, a merged
+// dataset's per-episode statistics are not read: the dataset appended to,
+// when its seal holds, whose aggregate the append goes on from
+// (appendTotal), and which is most of what an append would read (130 of
+// a small shard's 147 columns of meta/episodes).
+func openSource(ctx context.Context, dir string, files *pqcolumns.Files, episodeStats bool) (*source, error) {
 	ds, err := shard.OpenSource(dir)
 	if err != nil {
 		return nil, fmt.Errorf("source %w", err)
