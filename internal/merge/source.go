@@ -133,12 +133,8 @@ func openKept(ctx context.Context, dir string, files *pqcolumns.Files) (*source,
 	if !ds.Merged || ds.Foreign {
 		return openSource(ctx, dir, files, false)
 	}
-	s := &source{
-		ds: ds, dir: dir, name: filepath.Base(filepath.Clean(dir)),
-		fps: ds.Info.FPS, robotType: ds.Info.RobotType, features: ds.Info.Features,
-		private: ds.Private(),
-	}
-	if s.tasks, err = ds.Tasks(ctx); err != nil {
+	s, err := newSource(ctx, ds, dir)
+	if err != nil {
 		return nil, err
 	}
 	p := ds.Path(layout.MergeReportPath)
@@ -243,12 +239,8 @@ func openSource(ctx context.Context, dir string, files *pqcolumns.Files, episode
 		return nil, fmt.Errorf("source %w", err)
 	}
 	ds.Parquet = files
-	s := &source{
-		ds: ds, dir: dir, name: filepath.Base(filepath.Clean(dir)),
-		fps: ds.Info.FPS, robotType: ds.Info.RobotType, features: ds.Info.Features,
-		private: ds.Private(),
-	}
-	if s.tasks, err = ds.Tasks(ctx); err != nil {
+	s, err := newSource(ctx, ds, dir)
+	if err != nil {
 		return nil, err
 	}
 	var eps []shard.Episode
@@ -566,4 +558,19 @@ func (s *source) metaDigest() ([32]byte, error) {
 	var sum [32]byte
 	h.Sum(sum[:0])
 	return sum, nil
+}
+
+// newSource is the source of dataset ds at dir with what every source
+// reads first: its name, fps, robot type, features and tasks.
+func newSource(ctx context.Context, ds *shard.Dataset, dir string) (*source, error) {
+	s := &source{
+		ds: ds, dir: dir, name: filepath.Base(filepath.Clean(dir)),
+		fps: ds.Info.FPS, robotType: ds.Info.RobotType, features: ds.Info.Features,
+		private: ds.Private(),
+	}
+	var err error
+	if s.tasks, err = ds.Tasks(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
 }

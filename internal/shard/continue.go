@@ -43,16 +43,8 @@ func (b *Builder) Continue(ctx context.Context, base *Dataset, eps []Episode, to
 	if b.episodes.n > 0 || b.data.episodes > 0 || b.kept.episodes > 0 {
 		return fmt.Errorf("shard: continue %s: episodes were written before", base.Dir)
 	}
-	tasks, err := base.Tasks(ctx)
-	if err != nil {
+	if err := b.checkContinuable(ctx, base); err != nil {
 		return err
-	}
-	if len(b.tasks) < len(tasks) || !slices.Equal(b.tasks[:len(tasks)], tasks) {
-		return fmt.Errorf("shard: continue %s: its tasks must be the first ones added, in its order", base.Dir)
-	}
-	own := StatsFeatures(base.Info.Features)
-	if !slices.EqualFunc(own, b.statsFts, func(a, b Feature) bool { return a.Name == b.Name }) {
-		return fmt.Errorf("shard: continue %s: its features are not the builder's", base.Dir)
 	}
 	if len(eps) == 0 {
 		return fmt.Errorf("shard: continue %s: no episodes", base.Dir)
@@ -149,16 +141,8 @@ func (b *Builder) ContinueKnown(ctx context.Context, base *Dataset, k KeptEpisod
 		}
 		last = DataLocation{ChunkIndex: chunk, FileIndex: file}
 	}
-	tasks, err := base.Tasks(ctx)
-	if err != nil {
+	if err := b.checkContinuable(ctx, base); err != nil {
 		return err
-	}
-	if len(b.tasks) < len(tasks) || !slices.Equal(b.tasks[:len(tasks)], tasks) {
-		return fmt.Errorf("shard: continue %s: its tasks must be the first ones added, in its order", base.Dir)
-	}
-	own := StatsFeatures(base.Info.Features)
-	if !slices.EqualFunc(own, b.statsFts, func(a, b Feature) bool { return a.Name == b.Name }) {
-		return fmt.Errorf("shard: continue %s: its features are not the builder's", base.Dir)
 	}
 	return b.continueFrom(ctx, base, k, last, total)
 }
@@ -289,4 +273,22 @@ func (d *Dataset) BaseTotal() ([]Stats, error) {
 		return nil, fmt.Errorf("%s is not the aggregate this tool writes for the values it holds", p)
 	}
 	return total, nil
+}
+
+// checkContinuable refuses a base whose tasks are not the first the
+// builder added, in its order, or whose statistics features are not the
+// builder's: the episodes it keeps would name other tasks or columns.
+func (b *Builder) checkContinuable(ctx context.Context, base *Dataset) error {
+	tasks, err := base.Tasks(ctx)
+	if err != nil {
+		return err
+	}
+	if len(b.tasks) < len(tasks) || !slices.Equal(b.tasks[:len(tasks)], tasks) {
+		return fmt.Errorf("shard: continue %s: its tasks must be the first ones added, in its order", base.Dir)
+	}
+	own := StatsFeatures(base.Info.Features)
+	if !slices.EqualFunc(own, b.statsFts, func(a, b Feature) bool { return a.Name == b.Name }) {
+		return fmt.Errorf("shard: continue %s: its features are not the builder's", base.Dir)
+	}
+	return nil
 }
