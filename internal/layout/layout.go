@@ -19,6 +19,7 @@ package layout
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -68,10 +69,33 @@ func EpisodesPath(chunk, file int) string {
 	return fmt.Sprintf("%s/chunk-%03d/file-%03d.parquet", EpisodesDir, chunk, file)
 }
 
-// ChunkFilePattern matches the chunk and file part of a data, video or
+// chunkFileRe matches the chunk and file part of a data, video or
 // episode-metadata file's path, "chunk-CCC/file-FFF" (the groups are the
-// indices), before its extension.
-const ChunkFilePattern = `chunk-(\d{3,})/file-(\d{3,})`
+// indices), its directory and extension cut off.
+var chunkFileRe = regexp.MustCompile(`^chunk-(\d{3,})/file-(\d{3,})$`)
+
+// ChunkFile parses rel, a slash-separated path dir/chunk-CCC/file-FFF<ext>
+// (DataPath, VideoPath, EpisodesPath), into its chunk and file indices;
+// ok is false for any other path.
+func ChunkFile(rel, dir, ext string) (chunk, file int, ok bool) {
+	rest, ok := strings.CutPrefix(rel, dir+"/")
+	if !ok {
+		return 0, 0, false
+	}
+	if rest, ok = strings.CutSuffix(rest, ext); !ok {
+		return 0, 0, false
+	}
+	m := chunkFileRe.FindStringSubmatch(rest)
+	if m == nil {
+		return 0, 0, false
+	}
+	chunk, err1 := strconv.Atoi(m[1])
+	file, err2 := strconv.Atoi(m[2])
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return chunk, file, true
+}
 
 // VideoExt and ParquetExt end a video file's and a Parquet file's name.
 const (

@@ -197,3 +197,29 @@ func TestParseSourcePath(t *testing.T) {
 		}
 	}
 }
+
+// ChunkFile reads back what DataPath, VideoPath and EpisodesPath write,
+// and nothing else.
+func TestChunkFile(t *testing.T) {
+	for _, c := range []struct {
+		rel, dir, ext string
+		chunk, file   int
+		ok            bool
+	}{
+		{DataPath(0, 0), DataDir, ParquetExt, 0, 0, true},
+		{DataPath(12, 1234), DataDir, ParquetExt, 12, 1234, true},
+		{VideoPath("observation.images.front", 1, 7), VideoDir("observation.images.front"), VideoExt, 1, 7, true},
+		{EpisodesPath(0, 2), EpisodesDir, ParquetExt, 0, 2, true},
+		{EpisodesPath(0, 2), DataDir, ParquetExt, 0, 0, false},              // another directory
+		{DataPath(0, 2), DataDir, VideoExt, 0, 0, false},                    // another extension
+		{"data/chunk-0/file-000.parquet", DataDir, ParquetExt, 0, 0, false}, // fewer than 3 digits
+		{"data/x/chunk-000/file-000.parquet", DataDir, ParquetExt, 0, 0, false},
+		{"chunk-000/file-000.parquet", DataDir, ParquetExt, 0, 0, false},
+		{"data/chunk-99999999999999999999/file-000.parquet", DataDir, ParquetExt, 0, 0, false}, // out of range
+	} {
+		chunk, file, ok := ChunkFile(c.rel, c.dir, c.ext)
+		if chunk != c.chunk || file != c.file || ok != c.ok {
+			t.Errorf("ChunkFile(%q, %q, %q) = %d, %d, %v; want %d, %d, %v", c.rel, c.dir, c.ext, chunk, file, ok, c.chunk, c.file, c.ok)
+		}
+	}
+}

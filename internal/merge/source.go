@@ -9,9 +9,6 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
-	"regexp"
-	"strconv"
-	"strings"
 	"sync"
 	"unique"
 
@@ -181,14 +178,12 @@ func keptOf(ds *shard.Dataset, r *Report, tasks []string) (*keptDataset, bool) {
 		}
 		var total int64
 		for _, rel := range v.Files {
-			m := videoFileRe.FindStringSubmatch(strings.TrimPrefix(rel, layout.VideoDir(f.Name)+"/"))
+			chunk, file, ok := layout.ChunkFile(rel, layout.VideoDir(f.Name), layout.VideoExt)
 			parts := v.Parts[rel]
-			if m == nil || len(parts) == 0 {
+			if !ok || len(parts) == 0 {
 				return nil, false
 			}
-			sf := sourceFile{rel: rel}
-			sf.chunk, _ = strconv.Atoi(m[1])
-			sf.file, _ = strconv.Atoi(m[2])
+			sf := sourceFile{rel: rel, chunk: chunk, file: file}
 			for _, p := range parts {
 				sf.frames += p.Frames
 			}
@@ -214,8 +209,6 @@ func keptOf(ds *shard.Dataset, r *Report, tasks []string) (*keptDataset, bool) {
 	k.perTask = perTask
 	return k, true
 }
-
-var videoFileRe = regexp.MustCompile(`^` + layout.ChunkFilePattern + regexp.QuoteMeta(layout.VideoExt) + `$`)
 
 // sourceEpisode is one episode of a source.
 type sourceEpisode struct {

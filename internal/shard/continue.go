@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/ceres-robotics/ceres-export/internal/input"
 	"github.com/ceres-robotics/ceres-export/internal/layout"
@@ -111,8 +108,6 @@ type KeptEpisodes struct {
 	DataFiles        []string
 }
 
-var dataFileRe = regexp.MustCompile(`^` + regexp.QuoteMeta(layout.DataDir+"/") + layout.ChunkFilePattern + regexp.QuoteMeta(layout.ParquetExt) + `$`)
-
 // ContinueKnown is Continue from what base's metadata says of its episodes
 // instead of the episodes themselves, and from total, base's aggregate
 // statistics (BaseTotal): an append to a dataset whose seal holds reads
@@ -130,12 +125,10 @@ func (b *Builder) ContinueKnown(ctx context.Context, base *Dataset, k KeptEpisod
 	}
 	last := DataLocation{ChunkIndex: -1}
 	for _, rel := range k.DataFiles {
-		m := dataFileRe.FindStringSubmatch(rel)
-		if m == nil {
+		chunk, file, ok := layout.ChunkFile(rel, layout.DataDir, layout.ParquetExt)
+		if !ok {
 			return fmt.Errorf("shard: continue %s: data file %q is not %s", base.Dir, rel, layout.DataPathTemplate)
 		}
-		chunk, _ := strconv.Atoi(m[1])
-		file, _ := strconv.Atoi(m[2])
 		if last.ChunkIndex >= 0 && (chunk < last.ChunkIndex || (chunk == last.ChunkIndex && file <= last.FileIndex)) {
 			return fmt.Errorf("shard: continue %s: data file %s comes after %s", base.Dir, rel, layout.DataPath(last.ChunkIndex, last.FileIndex))
 		}
@@ -172,10 +165,12 @@ func (b *Builder) continueFrom(ctx context.Context, base *Dataset, k KeptEpisode
 		rel, _ := filepath.Rel(base.Dir, p)
 		metaRel = append(metaRel, filepath.ToSlash(rel))
 	}
-	m := episodesFileRe.FindStringSubmatch(strings.TrimPrefix(metaRel[len(metaRel)-1], layout.EpisodesDir+"/"))
-	lastChunk, _ := strconv.Atoi(m[1])
-	lastFile, _ := strconv.Atoi(m[2])
-	for _, rel := range append(files, metaRel...) {
+	lastMeta := metaRel[len(metaRel)-1]
+	lastChunk, lastFile, ok := layout.ChunkFile(lastMeta, layout.EpisodesDir, layout.ParquetExt)
+	if !ok {
+		return fmt.Errorf("shard: continue %s: %s is not a %s file", base.Dir, lastMeta, layout.EpisodesDir)
+	}
+	for _, rel := range slices.Concat(files, metaRel) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -421,8 +420,6 @@ func (d *Dataset) Tasks(ctx context.Context) ([]string, error) {
 	return tasks, nil
 }
 
-var episodesFileRe = regexp.MustCompile(`^` + layout.ChunkFilePattern + regexp.QuoteMeta(layout.ParquetExt) + `$`)
-
 // Episodes reads every meta/episodes file in path order. Episodes must be
 // numbered from 0 and their rows follow one another.
 func (d *Dataset) Episodes(ctx context.Context) ([]Episode, error) {
@@ -532,8 +529,8 @@ func (d *Dataset) episodesFiles() ([]string, error) {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, p)
-		if !e.IsDir() && episodesFileRe.MatchString(filepath.ToSlash(rel)) {
+		rel, _ := filepath.Rel(d.Dir, p)
+		if _, _, ok := layout.ChunkFile(filepath.ToSlash(rel), layout.EpisodesDir, layout.ParquetExt); ok && !e.IsDir() {
 			if err := input.CheckEntry(p); err != nil {
 				return err
 			}
