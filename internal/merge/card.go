@@ -27,21 +27,13 @@ var cardDescription = template.Must(template.New("merged").Funcs(template.FuncMa
 ### CERES provenance
 
 Sources in episode order ([{{.ReportPath}}]({{.ReportPath}}) has each one's export report hash and content fingerprint):
-
-| source | session | episodes | frames | campaign task | merge run |
-| --- | --- | --- | --- | --- | --- |
-{{.SourceRows}}
+` + cardSourcesHead + `{{.SourceRows}}
 Task specifications (canonical JSON, named by SHA-256):
 
 | sha256 | file |
 | --- | --- |
 {{range .Specs}}| ` + "`{{.Hash}}`" + ` | [{{.Path}}]({{.Path}}) |
-{{end}}
-Tasks:
-
-| task_index | task | episodes |
-| --- | --- | --- |
-{{range .Tasks}}| {{.Index}} | {{cell .Text}} | {{.Episodes}} |
+{{end}}` + cardTasksHead + `{{range .Tasks}}| {{.Index}} | {{cell .Text}} | {{.Episodes}} |
 {{end}}
 Merge runs:
 
@@ -134,7 +126,8 @@ func (m *merger) writeCard(b *shard.Builder, report *Report) error {
 }
 
 // cardSourcesHead and cardTasksHead open the card's tables of sources and
-// of tasks, as cardDescription writes them.
+// of tasks: cardDescription writes them, readKeptCard finds the tables by
+// them.
 const (
 	cardSourcesHead = "\n| source | session | episodes | frames | campaign task | merge run |\n| --- | --- | --- | --- | --- | --- |\n"
 	cardTasksHead   = "\nTasks:\n\n| task_index | task | episodes |\n| --- | --- | --- |\n"
