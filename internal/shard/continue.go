@@ -34,12 +34,6 @@ import (
 // base's order (AddTask), so that the task_index values in base's rows
 // still name the same tasks. eps are base's episodes (base.Episodes).
 func (b *Builder) Continue(ctx context.Context, base *Dataset, eps []Episode, total []Stats, stats [][]Stats) error {
-	if b.finished {
-		return ErrClosed
-	}
-	if b.episodes.n > 0 || b.data.episodes > 0 || b.kept.episodes > 0 {
-		return fmt.Errorf("shard: continue %s: episodes were written before", base.Dir)
-	}
 	if err := b.checkContinuable(ctx, base); err != nil {
 		return err
 	}
@@ -114,11 +108,8 @@ type KeptEpisodes struct {
 // none of its meta/episodes rows, so that its cost does not grow with
 // the dataset. The rows written next go after the last of k.DataFiles.
 func (b *Builder) ContinueKnown(ctx context.Context, base *Dataset, k KeptEpisodes, total []Stats) error {
-	if b.finished {
-		return ErrClosed
-	}
-	if b.episodes.n > 0 || b.data.episodes > 0 || b.kept.episodes > 0 {
-		return fmt.Errorf("shard: continue %s: episodes were written before", base.Dir)
+	if err := b.checkContinuable(ctx, base); err != nil {
+		return err
 	}
 	if k.Episodes <= 0 || len(k.DataFiles) == 0 || total == nil {
 		return fmt.Errorf("shard: continue %s: no episodes, data files or aggregate statistics", base.Dir)
@@ -133,9 +124,6 @@ func (b *Builder) ContinueKnown(ctx context.Context, base *Dataset, k KeptEpisod
 			return fmt.Errorf("shard: continue %s: data file %s comes after %s", base.Dir, rel, layout.DataPath(last.ChunkIndex, last.FileIndex))
 		}
 		last = DataLocation{ChunkIndex: chunk, FileIndex: file}
-	}
-	if err := b.checkContinuable(ctx, base); err != nil {
-		return err
 	}
 	return b.continueFrom(ctx, base, k, last, total)
 }
@@ -270,10 +258,18 @@ func (d *Dataset) BaseTotal() ([]Stats, error) {
 	return total, nil
 }
 
-// checkContinuable refuses a base whose tasks are not the first the
-// builder added, in its order, or whose statistics features are not the
-// builder's: the episodes it keeps would name other tasks or columns.
+// checkContinuable refuses to continue base from a finished builder or one
+// that has written episodes already, and refuses a base whose tasks are
+// not the first the builder added, in its order, or whose statistics
+// features are not the builder's: the episodes it keeps would name other
+// tasks or columns.
 func (b *Builder) checkContinuable(ctx context.Context, base *Dataset) error {
+	if b.finished {
+		return ErrClosed
+	}
+	if b.episodes.n > 0 || b.data.episodes > 0 || b.kept.episodes > 0 {
+		return fmt.Errorf("shard: continue %s: episodes were written before", base.Dir)
+	}
 	tasks, err := base.Tasks(ctx)
 	if err != nil {
 		return err
