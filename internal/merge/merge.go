@@ -197,10 +197,11 @@ func mergeTry(ctx context.Context, opts Options) (*Result, error) {
 	return res, err
 }
 
-// mergeOnce is Merge. With Into, the seal of the dataset appended to is
-// checked while the append is built (intoSeal) unless seal has its result
-// already; an append built while it was checked returns errIntoUnsealed
-// when it does not hold, with nothing written.
+// mergeOnce builds the merge once and commits it. With Into, the seal of
+// the dataset appended to is checked while the append is built (intoSeal)
+// unless seal has its result already; an append built while it was
+// checked returns errIntoUnsealed when it does not hold, with nothing
+// written.
 func mergeOnce(ctx context.Context, opts Options, log *slog.Logger, seal *intoSeal) (_ *Result, err error) {
 	start := time.Now()
 	dirs := opts.Sources
